@@ -1,0 +1,15 @@
+module github.com/ragen-go/ragen
+
+go 1.26.8
+
+require (
+	github.com/pkoukk/tiktoken-go v0.1.7
+	github.com/rs/zerolog v1.35.1
+	github.com/spf13/pflag v1.1.0
+	github.com/sugarme/gotch v0.9.1
+)
+
+// gotch is replaced by a copy prepared for the libtorch found on this machine
+// (link flags, wrappers that this libtorch lacks, fixed output slots): see
+// scripts/gotchprep and `make deps`.
+replace github.com/sugarme/gotch => ./third_party/gotch
