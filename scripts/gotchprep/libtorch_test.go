@@ -1,0 +1,94 @@
+package main
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// fakeLibtorch lays out the files findLibtorch looks at.
+func fakeLibtorch(t *testing.T, cuda, cxx11 bool) string {
+	t.Helper()
+	root := t.TempDir()
+	vh := filepath.Join(root, "include", "torch", "csrc", "api", "include", "torch", "version.h")
+	must(t, os.MkdirAll(filepath.Dir(vh), 0o755))
+	must(t, os.WriteFile(vh, []byte("#define TORCH_VERSION_MAJOR 2\n#define TORCH_VERSION_MINOR 1\n#define TORCH_VERSION_PATCH 2\n"), 0o644))
+	lib := filepath.Join(root, "lib")
+	must(t, os.MkdirAll(lib, 0o755))
+	names := []string{"libtorch.so", "libtorch_cpu.so"}
+	if cuda {
+		names = append(names, "libtorch_cuda.so", "libc10_cuda.so")
+	}
+	for _, n := range names {
+		must(t, os.WriteFile(filepath.Join(lib, n), nil, 0o644))
+	}
+	c10 := "_ZN3c105ErrorC2ENS_14SourceLocationESs"
+	if cxx11 {
+		c10 = "_ZN3c105ErrorC2ENS_14SourceLocationENSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"
+	}
+	must(t, os.WriteFile(filepath.Join(lib, "libc10.so"), []byte(c10), 0o644))
+	return root
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func noPython() string { return "" }
+
+func TestFindLibtorchCPUAndCUDA(t *testing.T) {
+	cpu := fakeLibtorch(t, false, true)
+	lt, err := findLibtorch(cpu, noPython, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lt.Version != "2.1.2" || lt.CUDA || !lt.CXX11ABI || lt.Source != "$LIBTORCH" {
+		t.Fatalf("cpu libtorch = %+v", lt)
+	}
+	flags := strings.Join(lt.cgoFlags(), "\n")
+	for _, want := range []string{"-Wl,-rpath," + filepath.Join(cpu, "lib"), "-ltorch -ltorch_cpu -lc10", "-D_GLIBCXX_USE_CXX11_ABI=1", "-I" + filepath.Join(cpu, "include")} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("cpu flags lack %q:\n%s", want, flags)
+		}
+	}
+	if strings.Contains(flags, "cuda") {
+		t.Errorf("cpu flags link CUDA:\n%s", flags)
+	}
+
+	gpu := fakeLibtorch(t, true, false)
+	lt, err = findLibtorch("", func() string { return gpu }, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !lt.CUDA || lt.CXX11ABI || lt.Source != "python torch" {
+		t.Fatalf("cuda libtorch = %+v", lt)
+	}
+	flags = strings.Join(lt.cgoFlags(), "\n")
+	for _, want := range []string{"-Wl,--no-as-needed -ltorch_cuda -lc10_cuda -ltorch", "-D_GLIBCXX_USE_CXX11_ABI=0"} {
+		if !strings.Contains(flags, want) {
+			t.Errorf("cuda flags lack %q:\n%s", want, flags)
+		}
+	}
+}
+
+func TestFindLibtorchErrors(t *testing.T) {
+	if _, err := findLibtorch("", noPython, []sysRoot{{"/nonexistent/include", "/nonexistent/lib"}}); !errors.Is(err, errNoLibtorch) {
+		t.Errorf("nothing installed: err = %v, want errNoLibtorch", err)
+	}
+	bad := t.TempDir()
+	_, err := findLibtorch(bad, noPython, nil)
+	if err == nil || !strings.Contains(err.Error(), "$LIBTORCH="+bad) || !strings.Contains(err.Error(), "version.h") {
+		t.Errorf("bad $LIBTORCH: err = %v, want one naming the folder and the missing header", err)
+	}
+	// A system root with headers but no libraries is skipped.
+	root := fakeLibtorch(t, false, true)
+	must(t, os.Remove(filepath.Join(root, "lib", "libtorch_cpu.so")))
+	if _, err := findLibtorch("", noPython, []sysRoot{{filepath.Join(root, "include"), filepath.Join(root, "lib")}}); !errors.Is(err, errNoLibtorch) {
+		t.Errorf("incomplete system libtorch: err = %v", err)
+	}
+}
