@@ -3,10 +3,19 @@ module github.com/ragen-go/ragen
 go 1.26.8
 
 require (
+	github.com/dlclark/regexp2 v1.10.0
 	github.com/pkoukk/tiktoken-go v0.1.7
 	github.com/rs/zerolog v1.35.1
 	github.com/spf13/pflag v1.1.0
 	github.com/sugarme/gotch v0.9.1
+	golang.org/x/text v0.44.0
+)
+
+require (
+	github.com/google/uuid v1.3.0 // indirect
+	github.com/mattn/go-colorable v0.1.14 // indirect
+	github.com/mattn/go-isatty v0.0.20 // indirect
+	golang.org/x/sys v0.29.0 // indirect
 )
 
 // gotch is replaced by a copy prepared for the libtorch found on this machine
