@@ -1,0 +1,114 @@
+package model
+
+import (
+	"math"
+
+	"github.com/sugarme/gotch/ts"
+)
+
+// Attention is Qwen2's grouped-query self-attention: nH query heads share
+// nKV key/value heads (query head h reads kv head h / (nH/nKV)); q, k and v
+// have biases, the output projection does not.
+type Attention struct {
+	Q, K, V, O Linear
+	NHeads     int64 // query heads nH
+	NKVHeads   int64 // key/value heads nKV
+	HeadDim    int64 // hd
+	SDPA       bool  // use libtorch's scaled_dot_product_attention (2.x) instead of the matmul path
+}
+
+// Forward attends x [B, T, d] over the cached keys plus its own, with the
+// additive bias [B, 1, T, S] (0 where allowed, the dtype's minimum where
+// not). cos and sin are [B, T, 1, hd]. kv, when not nil, receives the new
+// keys and values at positions [start, start+T) and supplies the earlier ones.
+func (a *Attention) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int64) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	sh := size(x)
+	B, T := sh[0], sh[1]
+	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
+
+	q := s.keep(must(s.keep(a.Q.Forward(x)).View([]int64{B, T, nH, hd}, false)))  // q: [B, T, nH, hd]
+	k := s.keep(must(s.keep(a.K.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // k: [B, T, nKV, hd]
+	v := s.keep(must(s.keep(a.V.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // v: [B, T, nKV, hd]
+	q = s.keep(applyRotary(q, cos, sin))
+	k = s.keep(applyRotary(k, cos, sin))
+	k = s.keep(must(k.Transpose(1, 2, false))) // k: [B, nKV, T, hd]
+	v = s.keep(must(v.Transpose(1, 2, false))) // v: [B, nKV, T, hd]
+	if kv != nil {
+		k, v = kv.write(k, v, start) // k, v: [B, nKV, S, hd], views into the cache
+		s.keep(k)
+		s.keep(v)
+	}
+	S := size(k)[2]
+	scale := 1 / math.Sqrt(float64(hd))
+
+	var out *ts.Tensor // out: [B, T, nH*hd]
+	if a.SDPA {
+		out = s.keep(a.sdpa(q, k, v, bias, B, T, S))
+	} else {
+		out = s.keep(a.matmulSoftmax(q, k, v, bias, B, T, S, scale))
+	}
+	return a.O.Forward(out)
+}
+
+// matmulSoftmax is the exact eager path: softmax(q·kᵀ/√hd + bias) in fp32,
+// then ·v. The rep = nH/nKV query heads of each kv head are stacked along
+// the query axis, so the keys are never repeated in memory.
+func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale float64) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	nKV, hd := a.NKVHeads, a.HeadDim
+	rep := a.NHeads / nKV
+	dt := q.DType()
+	qg := s.keep(must(q.View([]int64{B, T, nKV, rep, hd}, false)))
+	qg = s.keep(must(qg.Permute([]int64{0, 2, 3, 1, 4}, false)))          // [B, nKV, rep, T, hd]
+	qg = s.keep(must(qg.Reshape([]int64{B, nKV, rep * T, hd}, false)))    // [B, nKV, rep·T, hd]
+	kt := s.keep(must(k.Transpose(2, 3, false)))                          // [B, nKV, hd, S]
+	scores := s.keep(must(qg.Matmul(kt, false)))                          // [B, nKV, rep·T, S]
+	scores = s.keep(must(scores.MulScalar(ts.FloatScalar(scale), false))) //
+	scores = s.keep(must(scores.View([]int64{B, nKV, rep, T, S}, false))) // [B, nKV, rep, T, S]
+	b5 := s.keep(must(bias.View([]int64{B, 1, 1, T, S}, false)))          // [B, 1, 1, T, S]
+	scores = s.keep(must(scores.Add(b5, false)))                          //
+	probs := s.keep(must(scores.Softmax(-1, floatDType, false)))          // fp32
+	if dt != floatDType {
+		probs = s.keep(must(probs.Totype(dt, false)))
+	}
+	probs = s.keep(must(probs.View([]int64{B, nKV, rep * T, S}, false)))
+	o := s.keep(must(probs.Matmul(v, false)))                    // [B, nKV, rep·T, hd]
+	o = s.keep(must(o.View([]int64{B, nKV, rep, T, hd}, false))) //
+	o = s.keep(must(o.Permute([]int64{0, 3, 1, 2, 4}, false)))   // [B, T, nKV, rep, hd]
+	return must(o.Reshape([]int64{B, T, a.NHeads * hd}, false))  // [B, T, nH·hd]
+}
+
+// sdpa uses libtorch's fused attention. Its 2.1 API has no GQA flag, so
+// the kv heads are repeated, and the explicit bias keeps the mask right for
+// a query block at the end of a longer cache (is_causal is top-left aligned).
+func (a *Attention) sdpa(q, k, v, bias *ts.Tensor, B, T, S int64) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
+	rep := nH / nKV
+	qh := s.keep(must(q.Transpose(1, 2, false))) // [B, nH, T, hd]
+	kr := s.keep(repeatKV(k, B, nKV, rep, S, hd))
+	vr := s.keep(repeatKV(v, B, nKV, rep, S, hd))
+	b := bias
+	if bias.DType() != q.DType() {
+		b = s.keep(must(bias.Totype(q.DType(), false)))
+	}
+	o := s.keep(must(ts.ScaledDotProductAttention(qh, kr, vr, b, 0, false, nil))) // [B, nH, T, hd]
+	o = s.keep(must(o.Transpose(1, 2, false)))                                    // [B, T, nH, hd]
+	return must(o.Reshape([]int64{B, T, nH * hd}, false))
+}
+
+// repeatKV expands x [B, nKV, S, hd] to [B, nKV·rep, S, hd].
+func repeatKV(x *ts.Tensor, B, nKV, rep, S, hd int64) *ts.Tensor {
+	if rep == 1 {
+		return must(x.Contiguous(false))
+	}
+	var s scope
+	defer s.drop()
+	e := s.keep(must(x.Unsqueeze(2, false)))                              // [B, nKV, 1, S, hd]
+	e = s.keep(must(e.Expand([]int64{B, nKV, rep, S, hd}, false, false))) // [B, nKV, rep, S, hd]
+	return must(e.Reshape([]int64{B, nKV * rep, S, hd}, false))
+}

@@ -1,0 +1,81 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+)
+
+// Cache is a preallocated key/value cache for every layer. Sequences of a
+// batch share the time axis (prompts are left-padded), so one write offset
+// serves the whole batch.
+type Cache struct {
+	layers []layerKV
+	Len    int64 // positions filled
+	Cap    int64 // positions allocated
+}
+
+type layerKV struct {
+	K, V *ts.Tensor // [B, nKV, Cap, hd]
+}
+
+// NewCache allocates a cache for batch sequences of up to capacity tokens.
+func NewCache(cfg Config, batch, capacity int64, dtype gotch.DType, dev gotch.Device) (c *Cache, err error) {
+	defer catch(&err, "allocating the kv cache")
+	c = &Cache{Cap: capacity}
+	shape := []int64{batch, int64(cfg.NumKeyValueHeads), capacity, int64(cfg.HeadDimension())}
+	for range cfg.NumHiddenLayers {
+		c.layers = append(c.layers, layerKV{
+			K: must(ts.Zeros(shape, dtype, dev)),
+			V: must(ts.Zeros(shape, dtype, dev)),
+		})
+	}
+	return c, nil
+}
+
+// write stores k, v [B, nKV, T, hd] at [start, start+T) and returns views of
+// positions [0, start+T).
+func (l *layerKV) write(k, v *ts.Tensor, start int64) (*ts.Tensor, *ts.Tensor) {
+	T := size(k)[2]
+	for _, p := range [2][2]*ts.Tensor{{l.K, k}, {l.V, v}} {
+		dst := must(p[0].Narrow(2, start, T, false))
+		copyInto(dst, p[1])
+		dst.MustDrop()
+	}
+	return must(l.K.Narrow(2, 0, start+T, false)), must(l.V.Narrow(2, 0, start+T, false))
+}
+
+// Keep compacts the cache to the given batch rows (finished sequences stop
+// costing memory and compute).
+func (c *Cache) Keep(rows *ts.Tensor) (err error) {
+	defer catch(&err, "compacting the kv cache")
+	for i := range c.layers {
+		l := &c.layers[i]
+		l.K = must(l.K.IndexSelect(0, rows, true))
+		l.V = must(l.V.IndexSelect(0, rows, true))
+	}
+	return nil
+}
+
+// Drop frees the cache.
+func (c *Cache) Drop() {
+	for _, l := range c.layers {
+		dropAll(l.K, l.V)
+	}
+	c.layers = nil
+}
+
+func (c *Cache) layer(i int) *layerKV {
+	if c == nil {
+		return nil
+	}
+	return &c.layers[i]
+}
+
+func (c *Cache) advance(T int64) error {
+	if c.Len+T > c.Cap {
+		return fmt.Errorf("kv cache overflow: %d positions filled, %d more, capacity %d", c.Len, T, c.Cap)
+	}
+	return nil
+}

@@ -1,0 +1,102 @@
+package model
+
+import (
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+)
+
+const floatDType = gotch.Float
+
+// DecoderLayer is one pre-norm transformer block:
+// h = x + attn(norm₁(x)); out = h + mlp(norm₂(h)).
+type DecoderLayer struct {
+	InputNorm, PostAttnNorm RMSNorm
+	Attn                    Attention
+	MLP                     MLP
+}
+
+// Forward maps x [B, T, d] to [B, T, d].
+func (l *DecoderLayer) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int64) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	a := s.keep(l.Attn.Forward(s.keep(l.InputNorm.Forward(x)), cos, sin, bias, kv, start))
+	h := s.keep(must(x.Add(a, false)))
+	m := s.keep(l.MLP.Forward(s.keep(l.PostAttnNorm.Forward(h))))
+	return must(h.Add(m, false))
+}
+
+// Backbone is Qwen2Model: token embeddings, the decoder layers and the
+// final norm. It gives hidden states; the heads live in CausalLM and
+// ValueModel.
+type Backbone struct {
+	Cfg    Config
+	Embed  *ts.Tensor // model.embed_tokens.weight [V, d]
+	Layers []DecoderLayer
+	Norm   RMSNorm
+	Rotary *Rotary
+	DType  gotch.DType
+	Device gotch.Device
+}
+
+// Inputs is one forward pass's input: T new tokens per sequence.
+type Inputs struct {
+	IDs       *ts.Tensor // [B, T] int64
+	Positions *ts.Tensor // [B, T] int64 rotary positions
+	Bias      *ts.Tensor // [B, 1, T, S] additive attention mask, S = cached + T
+}
+
+// Forward returns the final hidden states [B, T, d]. With a cache, the new
+// keys and values are appended to it.
+func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	T := size(in.IDs)[1]
+	start := int64(0)
+	if cache != nil {
+		check(cache.advance(T))
+		start = cache.Len
+	}
+	x := s.keep(must(ts.Embedding(m.Embed, in.IDs, -1, false, false))) // [B, T, d]
+	cos, sin := m.Rotary.CosSin(in.Positions, m.DType)                 // [B, T, 1, hd]
+	s.keep(cos)
+	s.keep(sin)
+	for i := range m.Layers {
+		x = s.keep(m.Layers[i].Forward(x, cos, sin, in.Bias, cache.layer(i), start))
+	}
+	if cache != nil {
+		cache.Len += T
+	}
+	return m.Norm.Forward(x)
+}
+
+// Params lists the backbone's weights under HuggingFace's names.
+func (m *Backbone) Params() []Param {
+	ps := []Param{{"model.embed_tokens.weight", m.Embed}}
+	for i := range m.Layers {
+		l := &m.Layers[i]
+		p := layerPrefix(i)
+		ps = append(ps,
+			Param{p + "input_layernorm.weight", l.InputNorm.Weight},
+			Param{p + "self_attn.q_proj.weight", l.Attn.Q.Weight},
+			Param{p + "self_attn.q_proj.bias", l.Attn.Q.Bias},
+			Param{p + "self_attn.k_proj.weight", l.Attn.K.Weight},
+			Param{p + "self_attn.k_proj.bias", l.Attn.K.Bias},
+			Param{p + "self_attn.v_proj.weight", l.Attn.V.Weight},
+			Param{p + "self_attn.v_proj.bias", l.Attn.V.Bias},
+			Param{p + "self_attn.o_proj.weight", l.Attn.O.Weight},
+			Param{p + "post_attention_layernorm.weight", l.PostAttnNorm.Weight},
+			Param{p + "mlp.gate_proj.weight", l.MLP.Gate.Weight},
+			Param{p + "mlp.up_proj.weight", l.MLP.Up.Weight},
+			Param{p + "mlp.down_proj.weight", l.MLP.Down.Weight},
+		)
+	}
+	return append(ps, Param{"model.norm.weight", m.Norm.Weight})
+}
+
+// Drop frees the backbone's tensors.
+func (m *Backbone) Drop() {
+	for _, p := range m.Params() {
+		dropAll(p.T)
+	}
+	dropAll(m.Rotary.InvFreq)
+}

@@ -1,0 +1,180 @@
+package model
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"unsafe"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/model/safetensors"
+)
+
+// DefaultShardBytes is the shard size of exports, HuggingFace's default
+// max_shard_size (5 GB).
+const DefaultShardBytes = 5_000_000_000
+
+// ExportOptions says how to write a checkpoint folder.
+type ExportOptions struct {
+	DType      gotch.DType // dtype of the stored weights (config.json's torch_dtype)
+	ShardBytes int64       // shard above this size; 0 = DefaultShardBytes
+	// TokenizerFrom is a folder whose tokenizer files are copied along
+	// (tokenizer.json, tokenizer_config.json, vocab.json, merges.txt, ...).
+	TokenizerFrom string
+	// Generation is written as generation_config.json; nil writes one with
+	// the config's bos/eos ids.
+	Generation map[string]any
+	// Metadata goes into the safetensors header (e.g. "format": "pt").
+	Metadata map[string]string
+}
+
+// Export writes params as a folder that HuggingFace transformers loads with
+// Qwen2ForCausalLM.from_pretrained: config.json, model.safetensors (or
+// shards plus model.safetensors.index.json), generation_config.json and the
+// tokenizer files. It writes a sibling folder first and renames it into
+// place, so a crash never leaves a half-written export at dir.
+func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error) {
+	if o.ShardBytes == 0 {
+		o.ShardBytes = DefaultShardBytes
+	}
+	st, err := toSafetensors(o.DType)
+	if err != nil {
+		return err
+	}
+	tmp := dir + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return fmt.Errorf("creating export folder: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			os.RemoveAll(tmp)
+		}
+	}()
+	cfg.TorchDtype = DTypeName(o.DType)
+	if len(cfg.Architectures) == 0 {
+		cfg.Architectures = []string{"Qwen2ForCausalLM"}
+	}
+	if err := writeJSON(filepath.Join(tmp, "config.json"), cfg); err != nil {
+		return err
+	}
+	gen := o.Generation
+	if gen == nil {
+		gen = map[string]any{"_from_model_config": true}
+		if cfg.BOSTokenID != nil {
+			gen["bos_token_id"] = *cfg.BOSTokenID
+		}
+		if cfg.EOSTokenID != nil {
+			gen["eos_token_id"] = *cfg.EOSTokenID
+		}
+	}
+	if err := writeJSON(filepath.Join(tmp, "generation_config.json"), gen); err != nil {
+		return err
+	}
+	tensors := make([]safetensors.Tensor, 0, len(params))
+	for _, p := range params {
+		p := p
+		tensors = append(tensors, safetensors.Tensor{
+			Name: p.Name, DType: st, Shape: size(p.T),
+			Source: func() ([]byte, error) { return tensorBytes(p.T, o.DType) },
+		})
+	}
+	meta := map[string]string{"format": "pt"}
+	for k, v := range o.Metadata {
+		meta[k] = v
+	}
+	if err := safetensors.WriteSharded(tmp, tensors, o.ShardBytes, meta); err != nil {
+		return err
+	}
+	if o.TokenizerFrom != "" {
+		if err := copyTokenizerFiles(o.TokenizerFrom, tmp); err != nil {
+			return err
+		}
+	}
+	return replaceDir(tmp, dir)
+}
+
+// tensorBytes copies one tensor out of libtorch as little-endian bytes of dt.
+func tensorBytes(t *ts.Tensor, dt gotch.DType) (b []byte, err error) {
+	defer catch(&err, "reading a tensor for export")
+	c := must(t.ToDevice(gotch.CPU, dt, false, true, false)) // a copy: never aliases the live weight
+	defer c.MustDrop()
+	c = must(c.Contiguous(true))
+	n := int(c.Numel()) * int(dt.Size())
+	out := make([]byte, n)
+	if n > 0 {
+		p, err := c.DataPtr()
+		check(err)
+		copy(out, unsafe.Slice((*byte)(p), n))
+	}
+	return out, nil
+}
+
+// tokenizerFiles are the files HuggingFace tokenizers for Qwen2 use.
+var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json"}
+
+func copyTokenizerFiles(from, to string) error {
+	for _, name := range tokenizerFiles {
+		src := filepath.Join(from, name)
+		if _, err := os.Stat(src); err != nil {
+			continue
+		}
+		if err := copyFile(src, filepath.Join(to, name)); err != nil {
+			return fmt.Errorf("copying tokenizer file %s: %w", src, err)
+		}
+	}
+	return nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.Create(dst)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(out, in); err != nil {
+		out.Close()
+		return err
+	}
+	return out.Close()
+}
+
+func writeJSON(path string, v any) error {
+	var data []byte
+	var err error
+	if c, ok := v.(Config); ok {
+		data, err = c.JSON()
+	} else {
+		data, err = json.MarshalIndent(v, "", "  ")
+	}
+	if err != nil {
+		return fmt.Errorf("encoding %s: %w", filepath.Base(path), err)
+	}
+	return os.WriteFile(path, append(data, '\n'), 0o644)
+}
+
+// replaceDir moves tmp to dir, replacing a previous dir only once tmp is
+// complete.
+func replaceDir(tmp, dir string) error {
+	old := dir + ".old"
+	os.RemoveAll(old)
+	if _, err := os.Stat(dir); err == nil {
+		if err := os.Rename(dir, old); err != nil {
+			return fmt.Errorf("moving the previous export aside: %w", err)
+		}
+	}
+	if err := os.Rename(tmp, dir); err != nil {
+		return fmt.Errorf("moving the export into place: %w", err)
+	}
+	return os.RemoveAll(old)
+}

@@ -1,0 +1,201 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+)
+
+// GenerateOptions controls batched generation.
+type GenerateOptions struct {
+	Sampling
+	MaxNewTokens int   // per sequence
+	Seed         int64 // seeds libtorch's generator, so a run is reproducible
+	// EOS ends a sequence when generated (it is kept in the output, as
+	// HuggingFace does); e.g. <|im_end|> and <|endoftext|>.
+	EOS []int
+	// Stop, when not nil, is asked after every new token whether the
+	// sequence is done (for example because its text now ends in
+	// "</answer>"); ids are that sequence's generated ids so far.
+	Stop func(seq int, ids []int) bool
+	// OnToken, when not nil, receives every new token as it is chosen.
+	OnToken func(seq int, id int)
+}
+
+// Generation is one sequence's output.
+type Generation struct {
+	IDs      []int     // generated ids, the stopping one included
+	LogProbs []float32 // log p(id) under the model, before temperature/top-p/top-k
+	Reason   string    // "eos", "stop" or "length"
+}
+
+// Generate continues every prompt. Prompts are left-padded into one batch
+// and prefilled together; then all unfinished sequences decode together,
+// one token per step, through a preallocated KV cache. A finished sequence
+// is dropped from the batch (cache rows included) so it stops costing
+// compute. Runs without autograd.
+func (m *CausalLM) Generate(prompts [][]int, o GenerateOptions) (out []Generation, err error) {
+	if err := o.Sampling.Validate(); err != nil {
+		return nil, err
+	}
+	if len(prompts) == 0 {
+		return nil, nil
+	}
+	L := 0
+	for i, p := range prompts {
+		if len(p) == 0 {
+			return nil, fmt.Errorf("prompt %d is empty", i)
+		}
+		for _, id := range p {
+			if id < 0 || id >= m.Cfg.VocabSize {
+				return nil, fmt.Errorf("prompt %d: token id %d is outside the vocabulary [0, %d)", i, id, m.Cfg.VocabSize)
+			}
+		}
+		L = max(L, len(p))
+	}
+	if o.MaxNewTokens < 1 {
+		return nil, fmt.Errorf("max new tokens %d must be at least 1", o.MaxNewTokens)
+	}
+	if total := L + o.MaxNewTokens; total > m.Cfg.MaxPositionEmbeddings {
+		return nil, fmt.Errorf("prompt of %d tokens plus %d new ones exceeds the model's %d positions", L, o.MaxNewTokens, m.Cfg.MaxPositionEmbeddings)
+	}
+	err = torchrt.NoGrad(func() (err error) {
+		defer catch(&err, "generating")
+		out = m.generate(prompts, L, o)
+		return nil
+	})
+	return out, err
+}
+
+// decodeState is the batch of unfinished sequences during generation.
+type decodeState struct {
+	rows    []int      // batch row → sequence index
+	nextPos []int64    // per row: the position of its next token
+	keyMask *ts.Tensor // [rows, S] int64: 1 for real tokens
+}
+
+func (m *CausalLM) generate(prompts [][]int, L int, o GenerateOptions) []Generation {
+	B := len(prompts)
+	dev := m.Device
+	torchrt.ManualSeed(o.Seed)
+	eos := map[int]bool{}
+	for _, id := range o.EOS {
+		eos[id] = true
+	}
+
+	ids := make([]int64, B*L)
+	mask := make([]int64, B*L)
+	st := decodeState{rows: make([]int, B), nextPos: make([]int64, B)}
+	for b, p := range prompts {
+		off := L - len(p) // left padding
+		for j, id := range p {
+			ids[b*L+off+j] = int64(id)
+			mask[b*L+off+j] = 1
+		}
+		st.rows[b] = b
+		st.nextPos[b] = int64(len(p))
+	}
+	cache, err := NewCache(m.Cfg, int64(B), int64(L+o.MaxNewTokens), m.DType, dev)
+	check(err)
+	defer cache.Drop()
+
+	inIDs := int64Tensor(ids, int64(B), int64(L), dev)
+	st.keyMask = int64Tensor(mask, int64(B), int64(L), dev)
+	defer func() { dropAll(st.keyMask) }()
+	pos, err := PositionsFromMask(st.keyMask)
+	check(err)
+	bias := attentionBias(st.keyMask, int64(L), m.DType)
+	logits, err := m.LastLogits(Inputs{IDs: inIDs, Positions: pos, Bias: bias}, cache)
+	dropAll(inIDs, pos, bias)
+	check(err)
+
+	out := make([]Generation, B)
+	done := make([]bool, B)
+	for step := 0; ; step++ {
+		next, logp := sample(logits, o.Sampling)
+		logits.MustDrop()
+		nextIDs, nextLP := Int64s(next), Float32s(logp)
+		dropAll(next, logp)
+		finished := 0
+		for r, seq := range st.rows {
+			if done[seq] {
+				finished++
+				continue
+			}
+			g := &out[seq]
+			id := int(nextIDs[r])
+			g.IDs = append(g.IDs, id)
+			g.LogProbs = append(g.LogProbs, nextLP[r])
+			if o.OnToken != nil {
+				o.OnToken(seq, id)
+			}
+			switch {
+			case eos[id]:
+				g.Reason = "eos"
+			case o.Stop != nil && o.Stop(seq, g.IDs):
+				g.Reason = "stop"
+			case len(g.IDs) >= o.MaxNewTokens:
+				g.Reason = "length"
+			}
+			if g.Reason != "" {
+				done[seq] = true
+				finished++
+			}
+		}
+		if finished == len(st.rows) {
+			return out
+		}
+		// Compact once an eighth of the batch has finished: dropping rows
+		// copies the cache, so it is not worth doing for every sequence.
+		if finished > 0 && finished*8 >= len(st.rows) {
+			nextIDs = st.compact(cache, done, nextIDs)
+		}
+		logits = m.decodeStep(&st, cache, nextIDs)
+	}
+}
+
+// compact keeps only the unfinished rows, returning their pending tokens.
+func (st *decodeState) compact(cache *Cache, done []bool, pending []int64) []int64 {
+	var keep []int64
+	var rows []int
+	var pos, toks []int64
+	for r, seq := range st.rows {
+		if !done[seq] {
+			keep = append(keep, int64(r))
+			rows = append(rows, seq)
+			pos = append(pos, st.nextPos[r])
+			toks = append(toks, pending[r])
+		}
+	}
+	idx := int64Tensor(keep, int64(len(keep)), 1, deviceOf(st.keyMask))
+	defer idx.MustDrop()
+	flat := must(idx.View([]int64{-1}, false))
+	defer flat.MustDrop()
+	check(cache.Keep(flat))
+	st.keyMask = must(st.keyMask.IndexSelect(0, flat, true))
+	st.rows, st.nextPos = rows, pos
+	return toks
+}
+
+// decodeStep feeds one token per row and returns the next logits [rows, V].
+func (m *CausalLM) decodeStep(st *decodeState, cache *Cache, toks []int64) *ts.Tensor {
+	n := int64(len(st.rows))
+	dev := m.Device
+	in := int64Tensor(toks, n, 1, dev)
+	pos := int64Tensor(st.nextPos, n, 1, dev)
+	ones := must(ts.Ones([]int64{n, 1}, gotch.Int64, dev))
+	km := must(ts.Cat([]*ts.Tensor{st.keyMask, ones}, 1))
+	st.keyMask.MustDrop()
+	st.keyMask = km
+	bias := attentionBias(km, 1, m.DType)
+	logits, err := m.LastLogits(Inputs{IDs: in, Positions: pos, Bias: bias}, cache)
+	dropAll(in, pos, ones, bias)
+	check(err)
+	for r := range st.nextPos {
+		st.nextPos[r]++
+	}
+	return logits
+}

@@ -1,0 +1,61 @@
+package model
+
+import (
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+)
+
+// Linear is y = x·Wᵀ + b, with W [out, in] and an optional bias [out]
+// (Qwen2's q/k/v projections have one, o_proj and the MLP do not).
+type Linear struct {
+	Weight *ts.Tensor // [out, in]
+	Bias   *ts.Tensor // [out] or nil
+}
+
+// Forward maps x [..., in] to [..., out].
+func (l *Linear) Forward(x *ts.Tensor) *ts.Tensor {
+	b := l.Bias
+	if b == nil {
+		b = ts.None
+	}
+	return must(ts.Linear(x, l.Weight, b))
+}
+
+// RMSNorm is HuggingFace's Qwen2RMSNorm: in fp32, x·rsqrt(mean(x²)+eps),
+// cast back to the input dtype, then scaled by the weight.
+type RMSNorm struct {
+	Weight *ts.Tensor // [d]
+	Eps    float64
+}
+
+// Forward normalises x [..., d] over its last dimension.
+func (n *RMSNorm) Forward(x *ts.Tensor) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	dt := x.DType()
+	xf := x
+	if dt != gotch.Float {
+		xf = s.keep(must(x.Totype(gotch.Float, false)))
+	}
+	ms := s.keep(must(s.keep(must(xf.Square(false))).MeanDim([]int64{-1}, true, gotch.Float, false))) // [..., 1]
+	inv := s.keep(must(s.keep(must(ms.AddScalar(ts.FloatScalar(n.Eps), false))).Rsqrt(false)))
+	y := s.keep(must(xf.Mul(inv, false)))
+	if dt != gotch.Float {
+		y = s.keep(must(y.Totype(dt, false)))
+	}
+	return must(y.Mul(n.Weight, false))
+}
+
+// MLP is Qwen2's SwiGLU block: down(silu(gate(x)) ⊙ up(x)).
+type MLP struct {
+	Gate, Up, Down Linear
+}
+
+// Forward maps x [B, T, d] to [B, T, d].
+func (m *MLP) Forward(x *ts.Tensor) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	g := s.keep(must(s.keep(m.Gate.Forward(x)).Silu(false))) // [B, T, I]
+	h := s.keep(must(g.Mul(s.keep(m.Up.Forward(x)), false)))
+	return m.Down.Forward(h)
+}

@@ -1,0 +1,65 @@
+package model
+
+import (
+	"math"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+)
+
+// Rotary holds inv_freq[k] = 1/θ^(2k/hd), k < hd/2, in fp32.
+type Rotary struct {
+	InvFreq *ts.Tensor // [hd/2]
+}
+
+func newRotary(headDim int, theta float64, dev gotch.Device) (*Rotary, error) {
+	inv := make([]float32, headDim/2)
+	for k := range inv {
+		inv[k] = float32(1 / math.Pow(theta, float64(2*k)/float64(headDim)))
+	}
+	t, err := ts.OfSlice(inv)
+	if err != nil {
+		return nil, err
+	}
+	if dev.IsCuda() {
+		on, err := t.ToDevice(dev, gotch.Float, false, false, true)
+		if err != nil {
+			return nil, err
+		}
+		t = on
+	}
+	return &Rotary{InvFreq: t}, nil
+}
+
+// CosSin returns cos and sin of pos·inv_freq, repeated for both halves
+// (HuggingFace's emb = cat(freqs, freqs)), computed in fp32 and cast to
+// dtype: each [B, T, 1, hd], broadcasting over heads.
+func (r *Rotary) CosSin(pos *ts.Tensor, dtype gotch.DType) (cos, sin *ts.Tensor) {
+	var s scope
+	defer s.drop()
+	p := s.keep(must(s.keep(must(pos.Totype(gotch.Float, false))).Unsqueeze(-1, false))) // [B, T, 1]
+	freqs := s.keep(must(p.Mul(r.InvFreq, false)))                                       // [B, T, hd/2]
+	emb := s.keep(must(ts.Cat([]*ts.Tensor{freqs, freqs}, -1)))                          // [B, T, hd]
+	emb = s.keep(must(emb.Unsqueeze(2, false)))                                          // [B, T, 1, hd]
+	cos = must(emb.Cos(false))
+	sin = must(emb.Sin(false))
+	if dtype != gotch.Float {
+		cos = must(cos.Totype(dtype, true))
+		sin = must(sin.Totype(dtype, true))
+	}
+	return cos, sin
+}
+
+// applyRotary rotates x [B, T, H, hd]: x·cos + rotate_half(x)·sin, with
+// rotate_half(x) = cat(−x₂, x₁) for the halves x₁, x₂ of the last dimension.
+func applyRotary(x, cos, sin *ts.Tensor) *ts.Tensor {
+	var s scope
+	defer s.drop()
+	hd := size(x)[3]
+	x1 := s.keep(must(x.Narrow(3, 0, hd/2, false)))
+	x2 := s.keep(must(x.Narrow(3, hd/2, hd/2, false)))
+	rot := s.keep(must(ts.Cat([]*ts.Tensor{s.keep(must(x2.Neg(false))), x1}, 3)))
+	a := s.keep(must(x.Mul(cos, false)))
+	b := s.keep(must(rot.Mul(sin, false)))
+	return must(a.Add(b, false))
+}

@@ -1,0 +1,119 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+)
+
+// ScoreOptions bounds the memory of sequence scoring.
+type ScoreOptions struct {
+	MicroBatch int // sequences per forward pass; 0 = all
+	ChunkRows  int // token positions per lm-head chunk; 0 = 1024
+}
+
+// TokenScores are per-token statistics of a batch, [B, T−1] fp32 on the
+// model's device: position j describes the prediction of token j+1 from
+// tokens ≤ j (the one-token shift of causal language modelling).
+type TokenScores struct {
+	LogProbs *ts.Tensor // log p(ids[:, j+1] | ids[:, ≤j])
+	Entropy  *ts.Tensor // entropy of the distribution at position j
+}
+
+// Drop frees the scores.
+func (s TokenScores) Drop() { dropAll(s.LogProbs, s.Entropy) }
+
+// Score computes per-token log-probabilities and entropies of ids [B, T]
+// (left-padded, mask [B, T] int64) without autograd. The lm head runs on
+// ChunkRows positions at a time, so the B×T×V logits are never
+// materialised: peak extra memory is ChunkRows×V fp32.
+func (m *CausalLM) Score(ids, mask *ts.Tensor, o ScoreOptions) (out TokenScores, err error) {
+	sh := size(ids)
+	if len(sh) != 2 || sh[1] < 2 {
+		return out, fmt.Errorf("scoring needs ids of shape [B, T≥2], got %v", sh)
+	}
+	if ms := size(mask); !equalShape(ms, sh) {
+		return out, fmt.Errorf("mask shape %v differs from ids shape %v", ms, sh)
+	}
+	err = torchrt.NoGrad(func() (err error) {
+		defer catch(&err, "scoring")
+		out = m.score(ids, mask, o)
+		return nil
+	})
+	return out, err
+}
+
+func (m *CausalLM) score(ids, mask *ts.Tensor, o ScoreOptions) TokenScores {
+	B := size(ids)[0]
+	mb := int64(o.MicroBatch)
+	if mb <= 0 || mb > B {
+		mb = B
+	}
+	var lps, ents []*ts.Tensor
+	defer func() { dropAll(lps...); dropAll(ents...) }()
+	for start := int64(0); start < B; start += mb {
+		n := min(mb, B-start)
+		lp, ent := m.scoreMicroBatch(must(ids.Narrow(0, start, n, false)), must(mask.Narrow(0, start, n, false)), o.ChunkRows)
+		lps, ents = append(lps, lp), append(ents, ent)
+	}
+	return TokenScores{LogProbs: must(ts.Cat(lps, 0)), Entropy: must(ts.Cat(ents, 0))}
+}
+
+// scoreMicroBatch scores one micro-batch; it takes ownership of ids and mask.
+func (m *CausalLM) scoreMicroBatch(ids, mask *ts.Tensor, chunkRows int) (lp, ent *ts.Tensor) {
+	var s scope
+	defer s.drop()
+	s.keep(ids)
+	s.keep(mask)
+	sh := size(ids)
+	B, T := sh[0], sh[1]
+	pos := s.keep(must(PositionsFromMask(mask)))
+	bias := s.keep(attentionBias(mask, T, m.DType))
+	h := s.keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)) // [B, T, d]
+	d := size(h)[2]
+	h = s.keep(must(h.Narrow(1, 0, T-1, false)))                 // [B, T−1, d]
+	h = s.keep(must(h.Reshape([]int64{B * (T - 1), d}, false)))  // [N, d]
+	tgt := s.keep(must(ids.Narrow(1, 1, T-1, false)))            // [B, T−1]
+	tgt = s.keep(must(tgt.Reshape([]int64{B * (T - 1)}, false))) // [N]
+	lpFlat, entFlat := m.headStats(h, tgt, chunkRows)            // [N]
+	s.keep(lpFlat)
+	s.keep(entFlat)
+	return must(lpFlat.View([]int64{B, T - 1}, false)), must(entFlat.View([]int64{B, T - 1}, false))
+}
+
+// headStats applies the lm head to rows of h [N, d] in chunks and returns
+// log p(tgt) and the entropy per row, [N] fp32.
+func (m *CausalLM) headStats(h, tgt *ts.Tensor, chunkRows int) (lp, ent *ts.Tensor) {
+	if chunkRows <= 0 {
+		chunkRows = 1024
+	}
+	N := size(h)[0]
+	var lps, ents []*ts.Tensor
+	defer func() { dropAll(lps...); dropAll(ents...) }()
+	for start := int64(0); start < N; start += int64(chunkRows) {
+		n := min(int64(chunkRows), N-start)
+		l, e := chunkStats(m, must(h.Narrow(0, start, n, false)), must(tgt.Narrow(0, start, n, false)))
+		lps, ents = append(lps, l), append(ents, e)
+	}
+	return must(ts.Cat(lps, 0)), must(ts.Cat(ents, 0))
+}
+
+// chunkStats: with z the logits of one chunk and lse = logsumexp(z),
+// log p(y) = z_y − lse and H = lse − Σ softmax(z)·z. Takes ownership of h, tgt.
+func chunkStats(m *CausalLM, h, tgt *ts.Tensor) (lp, ent *ts.Tensor) {
+	var s scope
+	defer s.drop()
+	s.keep(h)
+	s.keep(tgt)
+	z := s.keep(m.Logits(h))                                                             // [n, V] fp32
+	lse := s.keep(must(z.Logsumexp([]int64{-1}, true, false)))                           // [n, 1]
+	zy := s.keep(must(z.Gather(1, s.keep(must(tgt.Unsqueeze(1, false))), false, false))) // [n, 1]
+	p := s.keep(must(s.keep(must(z.Sub(lse, false))).Exp(false)))                        // [n, V]
+	pz := s.keep(must(s.keep(must(p.Mul(z, false))).SumDimIntlist([]int64{-1}, true, gotch.Float, false)))
+	lp = must(s.keep(must(zy.Sub(lse, false))).SqueezeDim(1, false))
+	ent = must(s.keep(must(lse.Sub(pz, false))).SqueezeDim(1, false))
+	return lp, ent
+}
