@@ -57,3 +57,14 @@ func loop(inputs []*Tensor) {
 		t.Error("an unknown malloc(0) shape was accepted")
 	}
 }
+
+func TestRemoveBallast(t *testing.T) {
+	src := "func newTensor() {\n\tx := new(Tensor)\n\tx.d = new(bigStruct)\n\treturn x\n}\n"
+	got, err := removeBallast(src)
+	if err != nil || strings.Contains(got, "new(bigStruct)") || !strings.Contains(got, "x := new(Tensor)") {
+		t.Fatalf("removeBallast = %q, %v", got, err)
+	}
+	if _, err := removeBallast("package ts\n"); err == nil {
+		t.Fatal("a tensor.go without the ballast line was accepted")
+	}
+}
