@@ -1,0 +1,98 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ragen-go/ragen/tokenizer"
+)
+
+func init() {
+	register(command{name: "tokenize", summary: "encode JSON strings to token ids, or decode ids, one per line", run: runTokenize})
+}
+
+// stdinReader is where tokenize reads its lines from; tests replace it.
+var stdinReader io.Reader = os.Stdin
+
+func runTokenize(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("tokenize", stderr)
+	path := fs.String("tokenizer", "", "tokenizer.json, or the checkpoint folder that holds it (with tokenizer_config.json)")
+	decode := fs.Bool("decode", false, "read JSON arrays of token ids and print JSON strings")
+	skipSpecial := fs.Bool("skip-special", false, "with --decode, leave out special tokens (<|im_end|>, <|endoftext|>, ...)")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if *path == "" {
+		return errors.New("--tokenizer is required: a tokenizer.json file or a checkpoint folder")
+	}
+	if *skipSpecial && !*decode {
+		return errors.New("--skip-special only applies with --decode")
+	}
+	tk, err := tokenizer.Load(*path)
+	if err != nil {
+		return err
+	}
+	out := bufio.NewWriter(stdout)
+	err = tokenizeLines(tk, stdinReader, out, *decode, *skipSpecial)
+	if ferr := out.Flush(); err == nil {
+		err = ferr
+	}
+	return err
+}
+
+// tokenizeLines converts each input line: a JSON string to a JSON array of
+// ids, or with decode the reverse. Output lines match input lines one to
+// one; the first bad line stops it with an error naming the line.
+func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, decode, skipSpecial bool) error {
+	r := bufio.NewReaderSize(in, 1<<16)
+	enc := json.NewEncoder(out)
+	enc.SetEscapeHTML(false) // keep <|im_end|> readable
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 && err == io.EOF {
+			return nil
+		}
+		if err != nil && err != io.EOF {
+			return fmt.Errorf("reading standard input: %w", err)
+		}
+		line = bytes.TrimRight(line, "\r\n")
+		if len(bytes.TrimSpace(line)) == 0 {
+			return fmt.Errorf("line %d is empty; each line must be one JSON value", n)
+		}
+		if decode {
+			var ids []int
+			if uerr := json.Unmarshal(line, &ids); uerr != nil {
+				return fmt.Errorf("line %d: want a JSON array of token ids: %v", n, uerr)
+			}
+			text, derr := tk.Decode(ids)
+			if skipSpecial {
+				text, derr = tk.DecodeSkipSpecial(ids)
+			}
+			if derr != nil {
+				return fmt.Errorf("line %d: %w", n, derr)
+			}
+			if werr := enc.Encode(text); werr != nil {
+				return werr
+			}
+		} else {
+			var text string
+			if uerr := json.Unmarshal(line, &text); uerr != nil {
+				return fmt.Errorf("line %d: want a JSON string: %v", n, uerr)
+			}
+			if werr := enc.Encode(tk.Encode(text)); werr != nil {
+				return werr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+	}
+}

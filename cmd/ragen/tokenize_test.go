@@ -1,0 +1,85 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+)
+
+// runTokenizeCmd runs `ragen tokenize args...` through runMain with stdin,
+// returning the exit code, standard output and standard error.
+func runTokenizeCmd(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	old := stdinReader
+	stdinReader = strings.NewReader(stdin)
+	defer func() { stdinReader = old }()
+	var stdout, stderr bytes.Buffer
+	code := runMain(append([]string{"tokenize"}, args...), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// Ids checked by hand against the vocabulary (see tokenizer's TestKnownIDs);
+// the test vocabulary is Qwen3's, where <think> is one token (151667).
+func TestTokenizeEncodeDecode(t *testing.T) {
+	vocab := tokenizertest.Path(t)
+	in := `"Hello world"` + "\n" + `"<|im_start|>user\nHi<|im_end|>"` + "\n" + `""` + "\n" + `"<think>"`
+	code, out, errOut := runTokenizeCmd(t, in, "--tokenizer", vocab)
+	want := "[9707,1879]\n[151644,872,198,13048,151645]\n[]\n[151667]\n"
+	if code != 0 || out != want {
+		t.Fatalf("encode: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+	// Decoding prints JSON strings, without HTML escaping.
+	code, out, errOut = runTokenizeCmd(t, strings.TrimSpace(want)+"\n", "--tokenizer", vocab, "--decode")
+	wantText := `"Hello world"` + "\n" + `"<|im_start|>user\nHi<|im_end|>"` + "\n" + `""` + "\n" + `"<think>"` + "\n"
+	if code != 0 || out != wantText {
+		t.Fatalf("decode: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, wantText)
+	}
+	code, out, _ = runTokenizeCmd(t, "[151644,872,198,13048,151645]\r\n", "--tokenizer", vocab, "--decode", "--skip-special")
+	if code != 0 || out != `"user\nHi"`+"\n" {
+		t.Fatalf("decode --skip-special: exit %d, stdout %q", code, out)
+	}
+	code, out, _ = runTokenizeCmd(t, "[9707, 151643]", "--tokenizer", vocab, "--decode")
+	if code != 0 || out != `"Hello<|endoftext|>"`+"\n" {
+		t.Fatalf("decode without a final newline: exit %d, stdout %q", code, out)
+	}
+}
+
+func TestTokenizeErrors(t *testing.T) {
+	vocab := tokenizertest.Path(t)
+	dir := t.TempDir()
+	notBPE := filepath.Join(dir, "tokenizer.json")
+	if err := os.WriteFile(notBPE, []byte(`{"model": {"type": "WordPiece", "vocab": {"a": 0}, "merges": []}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name, stdin string
+		args        []string
+		want        string
+	}{
+		{"no tokenizer", `"a"`, nil, "--tokenizer is required"},
+		{"missing file", `"a"`, []string{"--tokenizer", filepath.Join(dir, "nope.json")}, "nope.json"},
+		{"not BPE", `"a"`, []string{"--tokenizer", notBPE}, `model type "WordPiece"`},
+		{"malformed line", "\"ok\"\n{\"a\"\n", []string{"--tokenizer", vocab}, "line 2: want a JSON string"},
+		{"not a string", "[1,2]\n", []string{"--tokenizer", vocab}, "line 1: want a JSON string"},
+		{"empty line", "\"a\"\n\n\"b\"\n", []string{"--tokenizer", vocab}, "line 2 is empty"},
+		{"id out of range", "[9707]\n[1, 99999999]\n", []string{"--tokenizer", vocab, "--decode"}, "line 2: token id 99999999 is out of range"},
+		{"negative id", "[-3]\n", []string{"--tokenizer", vocab, "--decode"}, "token id -3"},
+		{"float id", "[1.5]\n", []string{"--tokenizer", vocab, "--decode"}, "line 1: want a JSON array of token ids"},
+		{"skip without decode", `"a"`, []string{"--tokenizer", vocab, "--skip-special"}, "--skip-special only applies with --decode"},
+		{"argument", `"a"`, []string{"--tokenizer", vocab, "extra"}, `unexpected argument "extra"`},
+	} {
+		code, _, errOut := runTokenizeCmd(t, c.stdin, c.args...)
+		if code == 0 || !strings.Contains(errOut, c.want) || !strings.HasPrefix(errOut, "ragen tokenize: ") {
+			t.Errorf("%s: exit %d, stderr %q; want non-zero and %q", c.name, code, errOut, c.want)
+		}
+	}
+	// Lines before the bad one are still printed.
+	_, out, _ := runTokenizeCmd(t, "\"Hello\"\n{\n", "--tokenizer", vocab)
+	if out != "[9707]\n" {
+		t.Errorf("output before the bad line = %q, want [9707]", out)
+	}
+}

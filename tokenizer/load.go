@@ -1,0 +1,335 @@
+package tokenizer
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+)
+
+// Tokenizer is a loaded byte-level BPE tokenizer. It is immutable and safe
+// for concurrent use.
+type Tokenizer struct {
+	path string // tokenizer.json, for messages
+
+	// tokens[id] is the byte string of id: a vocabulary entry, or an added
+	// token's text; nil for ids the file does not assign.
+	tokens  [][]byte
+	special []bool // ids that DecodeSkipSpecial leaves out
+
+	ranks       map[string]int // vocabulary: byte string -> id
+	addedIDs    map[string]int // added token text -> id
+	rawAdded    *addedMatcher  // added tokens matched in the raw text
+	normAdded   *addedMatcher  // added tokens matched after normalisation
+	normalize   func(string) string
+	pre         splitter // the file's pre-tokenizer (regexp2)
+	fast        splitter // hand-written equivalent of pre, or nil
+	pieces      *pieceEncoder
+	eos, pad    int    // -1 when tokenizer_config.json names none
+	chatTempl   string // tokenizer_config.json's chat_template
+	vocabSize   int    // len(tokens)
+	modelTokens int    // entries of model.vocab, ids below the added tokens for Qwen
+}
+
+// Load reads a HuggingFace tokenizer. path is a tokenizer.json file or a
+// checkpoint folder holding one; tokenizer_config.json in the same folder,
+// when present, supplies the eos and pad tokens, extra special tokens and the
+// chat template.
+//
+// Only what this package reproduces exactly is accepted: a BPE model over
+// GPT-2's byte-level alphabet, Split/ByteLevel pre-tokenizers, Unicode
+// normalizers, and added tokens without strip or single-word rules. Anything
+// else is an error naming the file and the setting.
+func Load(path string) (*Tokenizer, error) {
+	tokPath, cfgPath, err := locate(path)
+	if err != nil {
+		return nil, err
+	}
+	src, err := readSource(tokPath)
+	if err != nil {
+		return nil, err
+	}
+	var cfg *configJSON
+	if cfgPath != "" {
+		cfg = new(configJSON)
+		if err := readJSON(cfgPath, cfg); err != nil {
+			return nil, err
+		}
+	}
+	return build(src, cfg, cfgPath)
+}
+
+// locate resolves Load's argument to tokenizer.json and, if it exists,
+// tokenizer_config.json beside it.
+func locate(path string) (tokPath, cfgPath string, err error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("tokenizer %s: no such file or folder", path)
+		}
+		return "", "", fmt.Errorf("tokenizer: %w", err)
+	}
+	tokPath = path
+	if st.IsDir() {
+		tokPath = filepath.Join(path, "tokenizer.json")
+		if _, err := os.Stat(tokPath); err != nil {
+			return "", "", fmt.Errorf("tokenizer: folder %s has no tokenizer.json", path)
+		}
+	}
+	cfgPath = filepath.Join(filepath.Dir(tokPath), "tokenizer_config.json")
+	if _, err := os.Stat(cfgPath); err != nil {
+		cfgPath = ""
+	}
+	return tokPath, cfgPath, nil
+}
+
+// source is a read tokenizer.json: the small settings decoded, the
+// vocabulary and merges located in data for their own parsers.
+type source struct {
+	path          string
+	data          []byte
+	file          fileJSON
+	vocab, merges span
+}
+
+func readSource(path string) (*source, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("tokenizer: %w", err)
+	}
+	src := &source{path: path, data: data}
+	src.vocab, src.merges, err = findModelParts(data)
+	if err != nil {
+		return nil, src.syntaxError(err)
+	}
+	if err := unmarshal(path, blankOut(data, src.vocab, src.merges), &src.file); err != nil {
+		// Offsets in the blanked copy are not the file's: let encoding/json
+		// find the error in the file itself.
+		if err2 := unmarshal(path, data, new(fileJSON)); err2 != nil {
+			return nil, err2
+		}
+		return nil, err
+	}
+	return src, nil
+}
+
+// syntaxError reports an error of the scanner (jsonscan.go) with the file,
+// line and column.
+func (src *source) syntaxError(err error) error {
+	var se *scanError
+	if errors.As(err, &se) {
+		// encoding/json's wording is the familiar one where it sees the
+		// same fault.
+		if jerr := unmarshal(src.path, src.data, new(any)); jerr != nil {
+			return jerr
+		}
+		line, col := lineCol(src.data, int64(se.Offset))
+		return fmt.Errorf("%s:%d:%d: %s", src.path, line, col, se.Msg)
+	}
+	return fmt.Errorf("%s: %w", src.path, err)
+}
+
+func build(src *source, cfg *configJSON, cfgPath string) (*Tokenizer, error) {
+	path, f := src.path, &src.file
+	t := &Tokenizer{path: path, eos: -1, pad: -1}
+	fail := func(format string, a ...any) error {
+		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, a...))
+	}
+	if err := checkModel(&f.Model, fail); err != nil {
+		return nil, err
+	}
+	ranks, err := t.readVocab(src, fail)
+	if err != nil {
+		return nil, err
+	}
+	t.ranks = ranks
+	merges, err := t.readMerges(src, ranks, fail)
+	if err != nil {
+		return nil, err
+	}
+	// tiktoken-go's constructor indexes and sorts the whole vocabulary;
+	// overlap it with the checks below.
+	type coreResult struct {
+		p   *pieceEncoder
+		err error
+	}
+	core := make(chan coreResult, 1)
+	go func() {
+		p, err := newPieceEncoder(ranks, merges)
+		core <- coreResult{p, err}
+	}()
+	defer func() {
+		if t.pieces == nil {
+			<-core // do not leave the goroutine running after a failed Load
+		}
+	}()
+
+	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
+		return nil, fail("normalizer: %v", err)
+	}
+	added := f.AddedTokens
+	if cfg != nil {
+		if added, err = mergeConfigAdded(added, cfg.AddedTokensDecoder, cfgPath); err != nil {
+			return nil, err
+		}
+	}
+	if err := t.buildAdded(added, ranks, fail); err != nil {
+		return nil, err
+	}
+	if t.pre, t.fast, err = parsePreTokenizer(f.PreTokenizer); err != nil {
+		return nil, fail("pre_tokenizer: %v", err)
+	}
+	if err := checkPostProcessor(f.PostProcessor); err != nil {
+		return nil, fail("post_processor: %v", err)
+	}
+	if err := checkDecoder(f.Decoder); err != nil {
+		return nil, fail("decoder: %v", err)
+	}
+	if cfg != nil {
+		if err := t.applyConfig(cfg, cfgPath); err != nil {
+			return nil, err
+		}
+	}
+	r := <-core
+	if r.err != nil {
+		return nil, fail("%v", r.err)
+	}
+	t.pieces = r.p
+	return t, nil
+}
+
+// mergeConfigAdded adds to tokenizer.json's added tokens those that
+// tokenizer_config.json's added_tokens_decoder lists and it lacks, as
+// transformers does, and rejects an id the two files disagree on.
+func mergeConfigAdded(added []addedTokenJSON, dec map[string]addedTokenJSON, cfgPath string) ([]addedTokenJSON, error) {
+	byID := make(map[int]string, len(added))
+	for _, a := range added {
+		byID[a.ID] = a.Content
+	}
+	keys := make([]int, 0, len(dec))
+	for k := range dec {
+		id, err := strconv.Atoi(k)
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("%s: added_tokens_decoder key %q is not a token id", cfgPath, k)
+		}
+		keys = append(keys, id)
+	}
+	sort.Ints(keys)
+	for _, id := range keys {
+		a := dec[strconv.Itoa(id)]
+		a.ID = id
+		if c, ok := byID[id]; ok {
+			if c != a.Content {
+				return nil, fmt.Errorf("%s: added_tokens_decoder gives id %d to %q but tokenizer.json gives it to %q",
+					cfgPath, id, a.Content, c)
+			}
+			continue
+		}
+		added = append(added, a)
+	}
+	return added, nil
+}
+
+// buildAdded registers the added tokens: their ids, bytes, special flags and
+// the matchers that find them in text.
+func (t *Tokenizer) buildAdded(added []addedTokenJSON, ranks map[string]int, fail func(string, ...any) error) error {
+	t.addedIDs = make(map[string]int, len(added))
+	var raw, norm []addedTokenJSON
+	for _, a := range added {
+		switch {
+		case a.Content == "":
+			return fail("added token %d has empty content", a.ID)
+		case a.ID < 0:
+			return fail("added token %q has negative id %d", a.Content, a.ID)
+		case a.LStrip || a.RStrip || a.SingleWord:
+			return fail("added token %q uses lstrip, rstrip or single_word, which are not supported", a.Content)
+		}
+		if id, ok := ranks[a.Content]; ok && id != a.ID {
+			return fail("added token %q has id %d but the vocab gives it id %d", a.Content, a.ID, id)
+		}
+		if prev, dup := t.addedIDs[a.Content]; dup && prev != a.ID {
+			return fail("added token %q has two ids, %d and %d", a.Content, prev, a.ID)
+		}
+		for a.ID >= len(t.tokens) {
+			t.tokens = append(t.tokens, nil)
+		}
+		if b := t.tokens[a.ID]; b != nil && string(b) != addedBytes(a.Content) {
+			return fail("added token %q has id %d, which the vocab gives to %q", a.Content, a.ID, byteLevelEncode(b))
+		}
+		t.tokens[a.ID] = []byte(addedBytes(a.Content))
+		t.addedIDs[a.Content] = a.ID
+		if a.Normalized {
+			// Matched after normalisation, so against normalised text.
+			if t.normalize != nil {
+				a.Content = t.normalize(a.Content)
+			}
+			norm = append(norm, a)
+		} else {
+			raw = append(raw, a)
+		}
+	}
+	t.special = make([]bool, len(t.tokens))
+	for _, a := range added {
+		t.special[a.ID] = t.special[a.ID] || a.Special
+	}
+	t.rawAdded = newAddedMatcher(raw)
+	t.normAdded = newAddedMatcher(norm)
+	t.vocabSize = len(t.tokens)
+	return nil
+}
+
+// addedBytes is what an added token decodes to: HuggingFace's ByteLevel
+// decoder maps its runes through the byte-level alphabet when they all
+// belong to it, and otherwise keeps the token's UTF-8 text.
+func addedBytes(content string) string {
+	if b, ok := byteLevelDecode(content); ok {
+		return string(b)
+	}
+	return content
+}
+
+// applyConfig reads eos, pad and the extra special tokens from
+// tokenizer_config.json.
+func (t *Tokenizer) applyConfig(cfg *configJSON, cfgPath string) error {
+	switch {
+	case cfg.CleanUpTokenizationSpaces:
+		return fmt.Errorf("%s: clean_up_tokenization_spaces is true, which is not supported "+
+			"(it rewrites decoded text and cannot be streamed)", cfgPath)
+	case cfg.SplitSpecialTokens:
+		return fmt.Errorf("%s: split_special_tokens is true, which is not supported", cfgPath)
+	}
+	lookup := func(key string, r tokenRef) (int, error) {
+		if !r.Set {
+			return -1, nil
+		}
+		id, ok := t.TokenID(r.Content)
+		if !ok {
+			return -1, fmt.Errorf("%s: %s %q is not a token of %s", cfgPath, key, r.Content, t.path)
+		}
+		t.special[id] = true
+		return id, nil
+	}
+	var err error
+	if t.eos, err = lookup("eos_token", cfg.EOSToken); err != nil {
+		return err
+	}
+	if t.pad, err = lookup("pad_token", cfg.PadToken); err != nil {
+		return err
+	}
+	if _, err = lookup("bos_token", cfg.BOSToken); err != nil {
+		return err
+	}
+	if _, err = lookup("unk_token", cfg.UnkToken); err != nil {
+		return err
+	}
+	for _, r := range cfg.AdditionalSpecialTokens {
+		if _, err = lookup("additional_special_tokens entry", r); err != nil {
+			return err
+		}
+	}
+	t.chatTempl = string(cfg.ChatTemplate)
+	return nil
+}

