@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# deps: everything the build and the tests need, idempotent.
+#  1. find libtorch ($LIBTORCH, an installed PyTorch's, or the system's); on
+#     Debian/Ubuntu as root install libtorch-dev + libopenblas0-pthread when
+#     none is found, otherwise say what to install;
+#  2. prepare third_party/gotch for it (scripts/gotchprep);
+#  3. fetch the test tokenizer data into .cache/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+have_apt_root() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
+
+apt_install() {
+	echo "deps: installing $* with apt-get"
+	apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
+}
+
+for tool in go g++ npm; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "deps: '$tool' is not installed; install it (Go >= 1.26, g++ >= 9, Node.js npm) and run make again" >&2
+		exit 1
+	fi
+done
+
+set +e
+found=$(go run ./scripts/gotchprep -find)
+rc=$?
+set -e
+if [ $rc = 3 ]; then
+	if have_apt_root; then
+		apt_install libtorch-dev libopenblas0-pthread
+		found=$(go run ./scripts/gotchprep -find)
+	else
+		echo "deps: no libtorch found. Either set LIBTORCH to an unpacked libtorch folder (see README, GPU workstation), install PyTorch, or on Debian/Ubuntu: sudo apt-get install libtorch-dev libopenblas0-pthread" >&2
+		exit 1
+	fi
+elif [ $rc != 0 ]; then
+	exit $rc
+fi
+
+# Debian's libtorch falls back to the reference BLAS (about 50x slower)
+# without OpenBLAS.
+if [[ $found == *'"Source":"system"'* ]] && command -v dpkg >/dev/null && ! dpkg -s libopenblas0-pthread >/dev/null 2>&1; then
+	if have_apt_root; then
+		apt_install libopenblas0-pthread
+	else
+		echo "deps: warning: libopenblas0-pthread is not installed; matrix products will be about 50x slower (sudo apt-get install libopenblas0-pthread)" >&2
+	fi
+fi
+
+go run ./scripts/gotchprep
+scripts/fetch-tokenizer-data.sh >/dev/null
