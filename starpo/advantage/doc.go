@@ -1,0 +1,19 @@
+// Package advantage holds StarPO's per-trajectory RL math on plain Go
+// slices: reward placement on tokens, group reward normalisation, the
+// StarPO-S rollout filter, GAE with masked whitening and the GRPO outcome
+// advantage (spec §3.8, §4.2, §4.3). Names follow verl's core_algos.
+//
+// Layout. A batch is [B][T] in response coordinates: position j of a row
+// gates the log-probability of token j+1 given tokens ≤ j, so the mask is
+// the one-token-shifted loss mask of spec §3.8 step 4. Masks hold 0 or 1;
+// a position is trained when its mask entry is not 0.
+//
+// Masked positions. The masked reductions here select positions instead of
+// multiplying by the mask, so a NaN or Inf left in an untrained position
+// cannot leak into a trained one (verl multiplies, which holds only for
+// finite garbage). Where verl's semantics read untrained positions (GAE's
+// rewards) the doc comment says so.
+//
+// The package imports only the standard library: it builds and tests
+// without libtorch.
+package advantage

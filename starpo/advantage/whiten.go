@@ -1,0 +1,52 @@
+package advantage
+
+import (
+	"fmt"
+	"math"
+)
+
+// WhitenMasked is verl's masked_whiten over the trained positions of the
+// whole batch:
+//
+//	x̂ = (x − μ) / sqrt(σ² + 1e-8),   μ, σ² = masked mean, unbiased variance
+//
+// with σ² = Σ(x−μ)²/(n−1) over the n trained positions of every row.
+// Untrained positions come back as 0 (verl leaves whitened values there,
+// which every masked loss then ignores), so the result does not depend on
+// what x holds outside the mask. Fewer than two trained positions is an
+// error, as in verl. Shapes that differ from mask's panic.
+func WhitenMasked(x, mask [][]float64) ([][]float64, error) {
+	checkShape("advantage.WhitenMasked", "x", x, mask)
+	n, sum := 0, 0.0
+	for b, m := range mask {
+		for t, w := range m {
+			if w != 0 {
+				n++
+				sum += x[b][t]
+			}
+		}
+	}
+	if n < 2 {
+		return nil, fmt.Errorf("whitening needs at least 2 trained positions, the mask has %d", n)
+	}
+	mu := sum / float64(n)
+	ss := 0.0
+	for b, m := range mask {
+		for t, w := range m {
+			if w != 0 {
+				ss += (x[b][t] - mu) * (x[b][t] - mu)
+			}
+		}
+	}
+	inv := 1 / math.Sqrt(ss/float64(n-1)+1e-8)
+	out := make([][]float64, len(mask))
+	for b, m := range mask {
+		out[b] = make([]float64, len(m))
+		for t, w := range m {
+			if w != 0 {
+				out[b][t] = (x[b][t] - mu) * inv
+			}
+		}
+	}
+	return out, nil
+}

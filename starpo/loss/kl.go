@@ -1,0 +1,86 @@
+package loss
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch/ts"
+)
+
+// KL estimator kinds (actor.kl_loss_type, algorithm.kl_penalty), with verl's
+// k1/k2/k3 aliases.
+const (
+	KLK1     = "kl"         // logp − ref; alias "k1"
+	KLAbs    = "abs"        // |logp − ref|
+	KLMSE    = "mse"        // ½(logp − ref)²; alias "k2"
+	KLLowVar = "low_var_kl" // k3, clamped; alias "k3"
+)
+
+// lowVarClamp bounds k3's exponent (verl's ±20) and its value (±10).
+const (
+	lowVarExpClamp = 20.0
+	lowVarClamp    = 10.0
+)
+
+// KL is verl's kl_penalty: a per-token estimate [B, T] of KL(π ‖ π_ref)
+// from the log-probabilities of the sampled tokens (spec §4.4):
+//
+//	kl, k1          d = logp − ref
+//	abs             |d|
+//	mse, k2         ½·d²
+//	low_var_kl, k3  clamp(exp(e) − e − 1, −10, 10),  e = clamp(ref − logp, −20, 20)
+//
+// It keeps logp's graph; nothing is masked (KLLoss aggregates over a
+// mask). logp and refLogp have the same shape. An unknown kind is an error.
+func KL(logp, refLogp *ts.Tensor, kind string) (kl *ts.Tensor, err error) {
+	if err := checkKL(kind); err != nil {
+		return nil, err
+	}
+	defer catch(&err, "kl estimate")
+	s := &scope{}
+	defer s.drop()
+	return s.release(klTerms(s, logp, refLogp, kind)), nil
+}
+
+// KLLoss is the actor's KL loss: agg(KL(logp, ref, kind)) over the trained
+// positions of mask (spec §4.4; added with kl_loss_coef when use_kl_loss).
+// It returns the scalar tensor and its value, the metric actor/kl_loss.
+// An unknown kind or mode, or mismatched shapes, are errors.
+func KLLoss(logp, refLogp, mask *ts.Tensor, kind string, mode AggMode) (loss *ts.Tensor, v float64, err error) {
+	if err := checkKL(kind); err != nil {
+		return nil, 0, err
+	}
+	if err := mode.check(); err != nil {
+		return nil, 0, err
+	}
+	defer catch(&err, "kl loss")
+	s := &scope{}
+	defer s.drop()
+	m := newMasked(s, mask, accDType(logp))
+	kl := klTerms(s, m.clean("log_prob", logp), m.clean("ref_log_prob", refLogp), kind)
+	out := m.aggregate(kl, mode)
+	v = value(out)
+	return s.release(out), v, nil
+}
+
+func checkKL(kind string) error {
+	switch kind {
+	case KLK1, "k1", KLAbs, KLMSE, "k2", KLLowVar, "k3":
+		return nil
+	}
+	return fmt.Errorf("kl estimator %q is not one of kl (k1), abs, mse (k2), low_var_kl (k3)", kind)
+}
+
+// klTerms computes the per-token estimate; its result is held by s.
+func klTerms(s *scope, logp, ref *ts.Tensor, kind string) *ts.Tensor {
+	switch kind {
+	case KLAbs:
+		return s.t(s.t(logp.Sub(ref, false)).Abs(false))
+	case KLMSE, "k2":
+		return s.t(s.t(s.t(logp.Sub(ref, false)).Square(false)).MulScalar(ts.FloatScalar(0.5), false))
+	case KLLowVar, "k3":
+		e := s.t(s.t(ref.Sub(logp, false)).Clamp(ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp), false))
+		k3 := s.t(s.t(s.t(e.Exp(false)).Sub(e, false)).SubScalar(ts.FloatScalar(1), false))
+		return s.t(k3.Clamp(ts.FloatScalar(-lowVarClamp), ts.FloatScalar(lowVarClamp), false))
+	}
+	return s.t(logp.Sub(ref, false))
+}

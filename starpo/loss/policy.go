@@ -1,0 +1,87 @@
+package loss
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch/ts"
+)
+
+// logRatioClamp bounds log ρ before exp, as verl does for stability: beyond
+// it the ratio saturates and passes no gradient.
+const logRatioClamp = 20.0
+
+// PolicyMetrics are the clipped policy loss's metrics, over the trained
+// positions of one call.
+type PolicyMetrics struct {
+	PGLoss          float64 // actor/pg_loss: the aggregated loss
+	PGClipFrac      float64 // actor/pg_clipfrac: share of tokens where the clipped term won (pg2 > pg1)
+	PPOKL           float64 // actor/ppo_kl: masked mean of logp_old − logp (the clamped log-ratio)
+	PGClipFracLower float64 // actor/pg_clipfrac_lower: share of tokens where the dual clip binds (A < 0)
+}
+
+// Metrics returns the metrics under RAGEN's names (spec §5).
+func (p PolicyMetrics) Metrics() map[string]float64 {
+	return map[string]float64{
+		"actor/pg_loss":           p.PGLoss,
+		"actor/pg_clipfrac":       p.PGClipFrac,
+		"actor/ppo_kl":            p.PPOKL,
+		"actor/pg_clipfrac_lower": p.PGClipFracLower,
+	}
+}
+
+// PolicyLoss is verl's compute_policy_loss: PPO's clipped surrogate with
+// decoupled ("clip-higher") bounds and dual clip (spec §4.4). Per token,
+//
+//	ρ    = exp(clamp(logp − logp_old, −20, 20))
+//	pg1  = −A·ρ,  pg2 = −A·clip(ρ, 1 − clipLow, 1 + clipHigh)
+//	pg   = max(pg1, pg2)                 for A ≥ 0
+//	pg   = min(max(pg1, pg2), −A·clipC)  for A < 0 (dual clip)
+//
+// aggregated over the trained positions by mode. StarPO's defaults are
+// clipLow 0.2, clipHigh 0.28, clipC 3, TokenMean. logp (which carries the
+// graph), oldLogp and adv are [B, T] like mask; oldLogp and adv are taken
+// as constants. The clamp of log ρ is verl's: beyond ±20 the ratio
+// saturates and passes no gradient.
+//
+// Bounds outside 0 ≤ clipLow < 1, clipHigh ≥ 0, clipC > 1 (verl asserts the
+// last), an unknown mode or mismatched shapes are errors.
+func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, clipLow, clipHigh, clipC float64, mode AggMode) (loss *ts.Tensor, pm PolicyMetrics, err error) {
+	switch {
+	case !(clipLow >= 0 && clipLow < 1):
+		return nil, pm, fmt.Errorf("policy loss: clip_ratio_low %v is not in [0, 1)", clipLow)
+	case !(clipHigh >= 0) || math.IsInf(clipHigh, 1):
+		return nil, pm, fmt.Errorf("policy loss: clip_ratio_high %v is not a non-negative number", clipHigh)
+	case !(clipC > 1) || math.IsInf(clipC, 1):
+		return nil, pm, fmt.Errorf("policy loss: clip_ratio_c %v is not greater than 1", clipC)
+	}
+	if err := mode.check(); err != nil {
+		return nil, pm, err
+	}
+	defer catch(&err, "policy loss")
+	s := &scope{}
+	defer s.drop()
+	m := newMasked(s, mask, accDType(logp))
+	lp := m.clean("log_prob", logp)
+	old := m.clean("old_log_prob", oldLogp)
+	a := m.clean("advantages", adv)
+
+	logRatio := s.t(s.t(lp.Sub(old, false)).Clamp(ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp), false))
+	ratio := s.t(logRatio.Exp(false))
+	negA := s.t(a.Neg(false))
+	pg1 := s.t(negA.Mul(ratio, false))
+	pg2 := s.t(negA.Mul(s.t(ratio.Clamp(ts.FloatScalar(1-clipLow), ts.FloatScalar(1+clipHigh), false)), false))
+	clip1 := s.t(pg1.Maximum(pg2, false))
+	pg3 := s.t(negA.MulScalar(ts.FloatScalar(clipC), false))
+	clip2 := s.t(clip1.Minimum(pg3, false))
+	negative := s.t(a.Lt(ts.FloatScalar(0), false))
+	pg := s.t(clip2.WhereSelf(negative, clip1, false)) // A < 0 ? clip2 : clip1
+
+	out := m.aggregate(pg, mode)
+	pm.PGLoss = value(out)
+	pm.PGClipFrac = m.fraction(s.t(pg2.GtTensor(pg1, false)))
+	pm.PPOKL = -value(m.mean(logRatio))
+	lower := s.t(s.t(clip1.GtTensor(pg3, false)).Totype(m.weight.DType(), false))
+	pm.PGClipFracLower = value(m.mean(s.t(lower.Mul(s.t(negative.Totype(m.weight.DType(), false)), false))))
+	return s.release(out), pm, nil
+}

@@ -1,0 +1,64 @@
+package loss
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sugarme/gotch/ts"
+)
+
+// ValueMetrics are the clipped value loss's metrics, over the trained
+// positions of one call.
+type ValueMetrics struct {
+	VFLoss     float64 // critic/vf_loss: the loss, ½ included
+	VFClipFrac float64 // critic/vf_clipfrac: share of tokens where the clipped term won
+	VPredMean  float64 // critic/vpred_mean: masked mean of the predicted values
+}
+
+// Metrics returns the metrics under RAGEN's names (spec §5).
+func (v ValueMetrics) Metrics() map[string]float64 {
+	return map[string]float64{
+		"critic/vf_loss":     v.VFLoss,
+		"critic/vf_clipfrac": v.VFClipFrac,
+		"critic/vpred_mean":  v.VPredMean,
+	}
+}
+
+// ValueLoss is verl's compute_value_loss, the clipped critic loss (spec
+// §4.5):
+//
+//	v_clip = clip(v, v_old − clip, v_old + clip)
+//	loss   = ½ · agg(max((v − R)², (v_clip − R)²))
+//
+// v (which carries the graph), oldV (the rollout's values) and returns R
+// are [B, T] like mask; StarPO's clip is 0.5 and mode TokenMean. A
+// negative or non-finite clip, an unknown mode or mismatched shapes are
+// errors.
+func ValueLoss(v, oldV, returns, mask *ts.Tensor, clip float64, mode AggMode) (loss *ts.Tensor, vm ValueMetrics, err error) {
+	if !(clip >= 0) || math.IsInf(clip, 1) {
+		return nil, vm, fmt.Errorf("value loss: cliprange_value %v is not a non-negative number", clip)
+	}
+	if err := mode.check(); err != nil {
+		return nil, vm, err
+	}
+	defer catch(&err, "value loss")
+	s := &scope{}
+	defer s.drop()
+	m := newMasked(s, mask, accDType(v))
+	vp := m.clean("vpreds", v)
+	old := m.clean("values", oldV)
+	R := m.clean("returns", returns)
+
+	lo := s.t(old.SubScalar(ts.FloatScalar(clip), false))
+	hi := s.t(old.AddScalar(ts.FloatScalar(clip), false))
+	vclip := s.t(vp.ClampTensor(lo, hi, false))
+	l1 := s.t(s.t(vp.Sub(R, false)).Square(false))
+	l2 := s.t(s.t(vclip.Sub(R, false)).Square(false))
+	worst := s.t(l1.Maximum(l2, false))
+
+	out := s.t(m.aggregate(worst, mode).MulScalar(ts.FloatScalar(0.5), false))
+	vm.VFLoss = value(out)
+	vm.VFClipFrac = m.fraction(s.t(l2.GtTensor(l1, false)))
+	vm.VPredMean = value(m.mean(vp))
+	return s.release(out), vm, nil
+}
