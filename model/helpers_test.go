@@ -3,14 +3,11 @@ package model
 import (
 	"math"
 	"path/filepath"
-	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 )
-
-func init() { runtime.LockOSThread() }
 
 // tinyConfig is a Qwen2 shape small enough for plain-Go references: GQA
 // with 2 query heads per kv head, untied unless asked.
