@@ -23,31 +23,31 @@ type Attention struct {
 // keys and values at positions [start, start+T) and supplies the earlier ones.
 func (a *Attention) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int64) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	sh := size(x)
 	B, T := sh[0], sh[1]
 	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
 
-	q := s.keep(must(s.keep(a.Q.Forward(x)).View([]int64{B, T, nH, hd}, false)))  // q: [B, T, nH, hd]
-	k := s.keep(must(s.keep(a.K.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // k: [B, T, nKV, hd]
-	v := s.keep(must(s.keep(a.V.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // v: [B, T, nKV, hd]
-	q = s.keep(applyRotary(q, cos, sin))
-	k = s.keep(applyRotary(k, cos, sin))
-	k = s.keep(must(k.Transpose(1, 2, false))) // k: [B, nKV, T, hd]
-	v = s.keep(must(v.Transpose(1, 2, false))) // v: [B, nKV, T, hd]
+	q := s.Keep(must(s.Keep(a.Q.Forward(x)).View([]int64{B, T, nH, hd}, false)))  // q: [B, T, nH, hd]
+	k := s.Keep(must(s.Keep(a.K.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // k: [B, T, nKV, hd]
+	v := s.Keep(must(s.Keep(a.V.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // v: [B, T, nKV, hd]
+	q = s.Keep(applyRotary(q, cos, sin))
+	k = s.Keep(applyRotary(k, cos, sin))
+	k = s.Keep(must(k.Transpose(1, 2, false))) // k: [B, nKV, T, hd]
+	v = s.Keep(must(v.Transpose(1, 2, false))) // v: [B, nKV, T, hd]
 	if kv != nil {
 		k, v = kv.write(k, v, start) // k, v: [B, nKV, S, hd], views into the cache
-		s.keep(k)
-		s.keep(v)
+		s.Keep(k)
+		s.Keep(v)
 	}
 	S := size(k)[2]
 	scale := 1 / math.Sqrt(float64(hd))
 
 	var out *ts.Tensor // out: [B, T, nH*hd]
 	if a.SDPA {
-		out = s.keep(a.sdpa(q, k, v, bias, B, T, S))
+		out = s.Keep(a.sdpa(q, k, v, bias, B, T, S))
 	} else {
-		out = s.keep(a.matmulSoftmax(q, k, v, bias, B, T, S, scale))
+		out = s.Keep(a.matmulSoftmax(q, k, v, bias, B, T, S, scale))
 	}
 	return a.O.Forward(out)
 }
@@ -57,27 +57,27 @@ func (a *Attention) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int
 // the query axis, so the keys are never repeated in memory.
 func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale float64) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	nKV, hd := a.NKVHeads, a.HeadDim
 	rep := a.NHeads / nKV
 	dt := q.DType()
-	qg := s.keep(must(q.View([]int64{B, T, nKV, rep, hd}, false)))
-	qg = s.keep(must(qg.Permute([]int64{0, 2, 3, 1, 4}, false)))          // [B, nKV, rep, T, hd]
-	qg = s.keep(must(qg.Reshape([]int64{B, nKV, rep * T, hd}, false)))    // [B, nKV, rep·T, hd]
-	kt := s.keep(must(k.Transpose(2, 3, false)))                          // [B, nKV, hd, S]
-	scores := s.keep(must(qg.Matmul(kt, false)))                          // [B, nKV, rep·T, S]
-	scores = s.keep(must(scores.MulScalar(ts.FloatScalar(scale), false))) //
-	scores = s.keep(must(scores.View([]int64{B, nKV, rep, T, S}, false))) // [B, nKV, rep, T, S]
-	b5 := s.keep(must(bias.View([]int64{B, 1, 1, T, S}, false)))          // [B, 1, 1, T, S]
-	scores = s.keep(must(scores.Add(b5, false)))                          //
-	probs := s.keep(must(scores.Softmax(-1, floatDType, false)))          // fp32
+	qg := s.Keep(must(q.View([]int64{B, T, nKV, rep, hd}, false)))
+	qg = s.Keep(must(qg.Permute([]int64{0, 2, 3, 1, 4}, false)))          // [B, nKV, rep, T, hd]
+	qg = s.Keep(must(qg.Reshape([]int64{B, nKV, rep * T, hd}, false)))    // [B, nKV, rep·T, hd]
+	kt := s.Keep(must(k.Transpose(2, 3, false)))                          // [B, nKV, hd, S]
+	scores := s.Keep(must(qg.Matmul(kt, false)))                          // [B, nKV, rep·T, S]
+	scores = s.Keep(must(scores.MulScalar(ts.FloatScalar(scale), false))) //
+	scores = s.Keep(must(scores.View([]int64{B, nKV, rep, T, S}, false))) // [B, nKV, rep, T, S]
+	b5 := s.Keep(must(bias.View([]int64{B, 1, 1, T, S}, false)))          // [B, 1, 1, T, S]
+	scores = s.Keep(must(scores.Add(b5, false)))                          //
+	probs := s.Keep(must(scores.Softmax(-1, floatDType, false)))          // fp32
 	if dt != floatDType {
-		probs = s.keep(must(probs.Totype(dt, false)))
+		probs = s.Keep(must(probs.Totype(dt, false)))
 	}
-	probs = s.keep(must(probs.View([]int64{B, nKV, rep * T, S}, false)))
-	o := s.keep(must(probs.Matmul(v, false)))                    // [B, nKV, rep·T, hd]
-	o = s.keep(must(o.View([]int64{B, nKV, rep, T, hd}, false))) //
-	o = s.keep(must(o.Permute([]int64{0, 3, 1, 2, 4}, false)))   // [B, T, nKV, rep, hd]
+	probs = s.Keep(must(probs.View([]int64{B, nKV, rep * T, S}, false)))
+	o := s.Keep(must(probs.Matmul(v, false)))                    // [B, nKV, rep·T, hd]
+	o = s.Keep(must(o.View([]int64{B, nKV, rep, T, hd}, false))) //
+	o = s.Keep(must(o.Permute([]int64{0, 3, 1, 2, 4}, false)))   // [B, T, nKV, rep, hd]
 	return must(o.Reshape([]int64{B, T, a.NHeads * hd}, false))  // [B, T, nH·hd]
 }
 
@@ -86,18 +86,18 @@ func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale
 // a query block at the end of a longer cache (is_causal is top-left aligned).
 func (a *Attention) sdpa(q, k, v, bias *ts.Tensor, B, T, S int64) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
 	rep := nH / nKV
-	qh := s.keep(must(q.Transpose(1, 2, false))) // [B, nH, T, hd]
-	kr := s.keep(repeatKV(k, B, nKV, rep, S, hd))
-	vr := s.keep(repeatKV(v, B, nKV, rep, S, hd))
+	qh := s.Keep(must(q.Transpose(1, 2, false))) // [B, nH, T, hd]
+	kr := s.Keep(repeatKV(k, B, nKV, rep, S, hd))
+	vr := s.Keep(repeatKV(v, B, nKV, rep, S, hd))
 	b := bias
 	if bias.DType() != q.DType() {
-		b = s.keep(must(bias.Totype(q.DType(), false)))
+		b = s.Keep(must(bias.Totype(q.DType(), false)))
 	}
-	o := s.keep(must(ts.ScaledDotProductAttention(qh, kr, vr, b, 0, false, nil))) // [B, nH, T, hd]
-	o = s.keep(must(o.Transpose(1, 2, false)))                                    // [B, T, nH, hd]
+	o := s.Keep(must(ts.ScaledDotProductAttention(qh, kr, vr, b, 0, false, nil))) // [B, nH, T, hd]
+	o = s.Keep(must(o.Transpose(1, 2, false)))                                    // [B, T, nH, hd]
 	return must(o.Reshape([]int64{B, T, nH * hd}, false))
 }
 
@@ -107,8 +107,8 @@ func repeatKV(x *ts.Tensor, B, nKV, rep, S, hd int64) *ts.Tensor {
 		return must(x.Contiguous(false))
 	}
 	var s scope
-	defer s.drop()
-	e := s.keep(must(x.Unsqueeze(2, false)))                              // [B, nKV, 1, S, hd]
-	e = s.keep(must(e.Expand([]int64{B, nKV, rep, S, hd}, false, false))) // [B, nKV, rep, S, hd]
+	defer s.Drop()
+	e := s.Keep(must(x.Unsqueeze(2, false)))                              // [B, nKV, 1, S, hd]
+	e = s.Keep(must(e.Expand([]int64{B, nKV, rep, S, hd}, false, false))) // [B, nKV, rep, S, hd]
 	return must(e.Reshape([]int64{B, nKV * rep, S, hd}, false))
 }

@@ -100,7 +100,7 @@ func newCausalLM(cfg Config, opt Options, get getter) (*CausalLM, error) {
 
 // newScoreHead makes a fresh value head: weight ~ N(0, 0.02²), bias 0.
 func newScoreHead(cfg Config, opt Options, seed int64) (l Linear, err error) {
-	defer catch(&err, "initialising the value head")
+	defer torchrt.Catch(&err, "initialising the value head")
 	torchrt.ManualSeed(seed)
 	w := must(ts.Randn([]int64{1, int64(cfg.HiddenSize)}, gotch.Float, gotch.CPU))
 	w = must(w.MulScalar(ts.FloatScalar(0.02), true))

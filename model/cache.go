@@ -5,6 +5,8 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // Cache is a preallocated key/value cache for every layer. Sequences of a
@@ -22,7 +24,7 @@ type layerKV struct {
 
 // NewCache allocates a cache for batch sequences of up to capacity tokens.
 func NewCache(cfg Config, batch, capacity int64, dtype gotch.DType, dev gotch.Device) (c *Cache, err error) {
-	defer catch(&err, "allocating the kv cache")
+	defer torchrt.Catch(&err, "allocating the kv cache")
 	c = &Cache{Cap: capacity}
 	shape := []int64{batch, int64(cfg.NumKeyValueHeads), capacity, int64(cfg.HeadDimension())}
 	for range cfg.NumHiddenLayers {
@@ -49,7 +51,7 @@ func (l *layerKV) write(k, v *ts.Tensor, start int64) (*ts.Tensor, *ts.Tensor) {
 // Keep compacts the cache to the given batch rows (finished sequences stop
 // costing memory and compute).
 func (c *Cache) Keep(rows *ts.Tensor) (err error) {
-	defer catch(&err, "compacting the kv cache")
+	defer torchrt.Catch(&err, "compacting the kv cache")
 	for i := range c.layers {
 		l := &c.layers[i]
 		l.K = must(l.K.IndexSelect(0, rows, true))

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // Param is a named weight, under HuggingFace's name.
@@ -32,13 +34,13 @@ func (m *CausalLM) Logits(hidden *ts.Tensor) *ts.Tensor {
 // last position, [B, V] fp32. The head is applied to that position only
 // (HuggingFace's logits_to_keep=1).
 func (m *CausalLM) LastLogits(in Inputs, cache *Cache) (logits *ts.Tensor, err error) {
-	defer catch(&err, "forward pass")
+	defer torchrt.Catch(&err, "forward pass")
 	var s scope
-	defer s.drop()
-	h := s.keep(m.Forward(in, cache)) // [B, T, d]
+	defer s.Drop()
+	h := s.Keep(m.Forward(in, cache)) // [B, T, d]
 	T := size(h)[1]
-	last := s.keep(must(h.Narrow(1, T-1, 1, false))) // [B, 1, d]
-	l := s.keep(m.Logits(last))                      // [B, 1, V]
+	last := s.Keep(must(h.Narrow(1, T-1, 1, false))) // [B, 1, d]
+	l := s.Keep(m.Logits(last))                      // [B, 1, V]
 	return must(l.SqueezeDim(1, false)), nil
 }
 
@@ -70,13 +72,13 @@ type ValueModel struct {
 
 // Values maps inputs to per-token values [B, T] in fp32.
 func (m *ValueModel) Values(in Inputs) (v *ts.Tensor, err error) {
-	defer catch(&err, "critic forward pass")
+	defer torchrt.Catch(&err, "critic forward pass")
 	var s scope
-	defer s.drop()
-	h := s.keep(m.Forward(in, nil))
-	out := s.keep(m.Score.Forward(h)) // [B, T, 1]
+	defer s.Drop()
+	h := s.Keep(m.Forward(in, nil))
+	out := s.Keep(m.Score.Forward(h)) // [B, T, 1]
 	if out.DType() != floatDType {
-		out = s.keep(must(out.Totype(floatDType, false)))
+		out = s.Keep(must(out.Totype(floatDType, false)))
 	}
 	return must(out.SqueezeDim(-1, false)), nil
 }

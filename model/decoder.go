@@ -18,10 +18,10 @@ type DecoderLayer struct {
 // Forward maps x [B, T, d] to [B, T, d].
 func (l *DecoderLayer) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int64) *ts.Tensor {
 	var s scope
-	defer s.drop()
-	a := s.keep(l.Attn.Forward(s.keep(l.InputNorm.Forward(x)), cos, sin, bias, kv, start))
-	h := s.keep(must(x.Add(a, false)))
-	m := s.keep(l.MLP.Forward(s.keep(l.PostAttnNorm.Forward(h))))
+	defer s.Drop()
+	a := s.Keep(l.Attn.Forward(s.Keep(l.InputNorm.Forward(x)), cos, sin, bias, kv, start))
+	h := s.Keep(must(x.Add(a, false)))
+	m := s.Keep(l.MLP.Forward(s.Keep(l.PostAttnNorm.Forward(h))))
 	return must(h.Add(m, false))
 }
 
@@ -49,19 +49,19 @@ type Inputs struct {
 // keys and values are appended to it.
 func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	T := size(in.IDs)[1]
 	start := int64(0)
 	if cache != nil {
 		check(cache.advance(T))
 		start = cache.Len
 	}
-	x := s.keep(must(ts.Embedding(m.Embed, in.IDs, -1, false, false))) // [B, T, d]
+	x := s.Keep(must(ts.Embedding(m.Embed, in.IDs, -1, false, false))) // [B, T, d]
 	cos, sin := m.Rotary.CosSin(in.Positions, m.DType)                 // [B, T, 1, hd]
-	s.keep(cos)
-	s.keep(sin)
+	s.Keep(cos)
+	s.Keep(sin)
 	for i := range m.Layers {
-		x = s.keep(m.Layers[i].Forward(x, cos, sin, in.Bias, cache.layer(i), start))
+		x = s.Keep(m.Layers[i].Forward(x, cos, sin, in.Bias, cache.layer(i), start))
 	}
 	if cache != nil {
 		cache.Len += T

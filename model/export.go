@@ -11,6 +11,8 @@ import (
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
+	"github.com/ragen-go/ragen/internal/torchrt"
+
 	"github.com/ragen-go/ragen/model/safetensors"
 )
 
@@ -102,7 +104,7 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 
 // tensorBytes copies one tensor out of libtorch as little-endian bytes of dt.
 func tensorBytes(t *ts.Tensor, dt gotch.DType) (b []byte, err error) {
-	defer catch(&err, "reading a tensor for export")
+	defer torchrt.Catch(&err, "reading a tensor for export")
 	c := must(t.ToDevice(gotch.CPU, dt, false, true, false)) // a copy: never aliases the live weight
 	defer c.MustDrop()
 	c = must(c.Contiguous(true))

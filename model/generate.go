@@ -63,7 +63,7 @@ func (m *CausalLM) Generate(prompts [][]int, o GenerateOptions) (out []Generatio
 		return nil, fmt.Errorf("prompt of %d tokens plus %d new ones exceeds the model's %d positions", L, o.MaxNewTokens, m.Cfg.MaxPositionEmbeddings)
 	}
 	err = torchrt.NoGrad(func() (err error) {
-		defer catch(&err, "generating")
+		defer torchrt.Catch(&err, "generating")
 		out = m.generate(prompts, L, o)
 		return nil
 	})

@@ -7,6 +7,8 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // tinyConfig is a Qwen2 shape small enough for plain-Go references: GQA
@@ -76,7 +78,7 @@ func fullLogits(t *testing.T, m *CausalLM, seqs [][]int) [][][]float32 {
 	var flat []float32
 	func() {
 		var err error
-		defer catch(&err, "test forward")
+		defer torchrt.Catch(&err, "test forward")
 		h := m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)
 		l := m.Logits(h)
 		flat = Float32s(l)

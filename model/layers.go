@@ -31,17 +31,17 @@ type RMSNorm struct {
 // Forward normalises x [..., d] over its last dimension.
 func (n *RMSNorm) Forward(x *ts.Tensor) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	dt := x.DType()
 	xf := x
 	if dt != gotch.Float {
-		xf = s.keep(must(x.Totype(gotch.Float, false)))
+		xf = s.Keep(must(x.Totype(gotch.Float, false)))
 	}
-	ms := s.keep(must(s.keep(must(xf.Square(false))).MeanDim([]int64{-1}, true, gotch.Float, false))) // [..., 1]
-	inv := s.keep(must(s.keep(must(ms.AddScalar(ts.FloatScalar(n.Eps), false))).Rsqrt(false)))
-	y := s.keep(must(xf.Mul(inv, false)))
+	ms := s.Keep(must(s.Keep(must(xf.Square(false))).MeanDim([]int64{-1}, true, gotch.Float, false))) // [..., 1]
+	inv := s.Keep(must(s.Keep(must(ms.AddScalar(ts.FloatScalar(n.Eps), false))).Rsqrt(false)))
+	y := s.Keep(must(xf.Mul(inv, false)))
 	if dt != gotch.Float {
-		y = s.keep(must(y.Totype(dt, false)))
+		y = s.Keep(must(y.Totype(dt, false)))
 	}
 	return must(y.Mul(n.Weight, false))
 }
@@ -54,8 +54,8 @@ type MLP struct {
 // Forward maps x [B, T, d] to [B, T, d].
 func (m *MLP) Forward(x *ts.Tensor) *ts.Tensor {
 	var s scope
-	defer s.drop()
-	g := s.keep(must(s.keep(m.Gate.Forward(x)).Silu(false))) // [B, T, I]
-	h := s.keep(must(g.Mul(s.keep(m.Up.Forward(x)), false)))
+	defer s.Drop()
+	g := s.Keep(must(s.Keep(m.Gate.Forward(x)).Silu(false))) // [B, T, I]
+	h := s.Keep(must(g.Mul(s.Keep(m.Up.Forward(x)), false)))
 	return m.Down.Forward(h)
 }

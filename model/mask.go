@@ -5,6 +5,8 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // minValue is the additive mask value of a dtype (torch.finfo(dtype).min,
@@ -25,32 +27,32 @@ func minValue(dt gotch.DType) float64 {
 // the last T of S positions: query i may attend key j when j ≤ S−T+i
 // (causal) and keyMask[b, j] = 1 (not padding). keyMask is [B, S] int64.
 func AttentionBias(keyMask *ts.Tensor, T int64, dt gotch.DType) (bias *ts.Tensor, err error) {
-	defer catch(&err, "building the attention mask")
+	defer torchrt.Catch(&err, "building the attention mask")
 	return attentionBias(keyMask, T, dt), nil
 }
 
 func attentionBias(keyMask *ts.Tensor, T int64, dt gotch.DType) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	sh := size(keyMask)
 	B, S := sh[0], sh[1]
 	dev := deviceOf(keyMask)
-	causal := s.keep(must(s.keep(must(ts.Ones([]int64{T, S}, gotch.Bool, dev))).Tril(S-T, false))) // [T, S]
-	causal = s.keep(must(causal.View([]int64{1, 1, T, S}, false)))
-	keys := s.keep(must(s.keep(must(keyMask.Ne(ts.IntScalar(0), false))).View([]int64{B, 1, 1, S}, false)))
-	allowed := s.keep(must(causal.LogicalAnd(keys, false))) // [B, 1, T, S]
-	blocked := s.keep(must(allowed.LogicalNot(false)))
-	zeros := s.keep(must(ts.Zeros([]int64{B, 1, T, S}, dt, dev)))
+	causal := s.Keep(must(s.Keep(must(ts.Ones([]int64{T, S}, gotch.Bool, dev))).Tril(S-T, false))) // [T, S]
+	causal = s.Keep(must(causal.View([]int64{1, 1, T, S}, false)))
+	keys := s.Keep(must(s.Keep(must(keyMask.Ne(ts.IntScalar(0), false))).View([]int64{B, 1, 1, S}, false)))
+	allowed := s.Keep(must(causal.LogicalAnd(keys, false))) // [B, 1, T, S]
+	blocked := s.Keep(must(allowed.LogicalNot(false)))
+	zeros := s.Keep(must(ts.Zeros([]int64{B, 1, T, S}, dt, dev)))
 	return must(zeros.MaskedFill(blocked, ts.FloatScalar(minValue(dt)), false))
 }
 
 // PositionsFromMask is HuggingFace's and RAGEN's position rule for a
 // left-padded batch: cumsum(mask) − 1, clamped at 0. mask is [B, T] int64.
 func PositionsFromMask(mask *ts.Tensor) (pos *ts.Tensor, err error) {
-	defer catch(&err, "computing positions")
+	defer torchrt.Catch(&err, "computing positions")
 	var s scope
-	defer s.drop()
-	c := s.keep(must(mask.Cumsum(-1, gotch.Int64, false)))
-	c = s.keep(must(c.SubScalar(ts.IntScalar(1), false)))
+	defer s.Drop()
+	c := s.Keep(must(mask.Cumsum(-1, gotch.Int64, false)))
+	c = s.Keep(must(c.SubScalar(ts.IntScalar(1), false)))
 	return must(c.ClampMin(ts.IntScalar(0), false)), nil
 }

@@ -1,85 +1,25 @@
 package model
 
 import (
-	"errors"
-	"fmt"
-	"runtime/debug"
-
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
-// The forward code calls gotch's error-returning ops through must, which
-// turns a failure into a panic carrying a torchError. Public entry points
-// recover it into an ordinary error with catch, so a failed op never exits
-// the process (gotch's own Must* variants call log.Fatal) and the trainer
-// can still save its checkpoint.
+// The forward code calls gotch's error-returning ops through must and
+// check, which panic with a *torchrt.OpError on failure; public entry points
+// recover it into an ordinary error with `defer torchrt.Catch(&err, what)`,
+// so a failed op never exits the process (gotch's own Must* variants call
+// log.Fatal) and the trainer can still save its checkpoint.
 
-// torchError is a libtorch failure raised inside a forward pass.
-type torchError struct {
-	err   error
-	stack []byte
-}
+func must(t *ts.Tensor, err error) *ts.Tensor                   { return torchrt.Must(t, err) }
+func must2(a, b *ts.Tensor, err error) (*ts.Tensor, *ts.Tensor) { return torchrt.Must2(a, b, err) }
+func check(err error)                                           { torchrt.Check(err) }
 
-func (e *torchError) Error() string { return e.err.Error() }
-func (e *torchError) Unwrap() error { return e.err }
-
-// must returns t or panics with a torchError.
-func must(t *ts.Tensor, err error) *ts.Tensor {
-	if err != nil {
-		panic(&torchError{err: err, stack: debug.Stack()})
-	}
-	return t
-}
-
-// must2 is must for ops with two outputs.
-func must2(a, b *ts.Tensor, err error) (*ts.Tensor, *ts.Tensor) {
-	if err != nil {
-		panic(&torchError{err: err, stack: debug.Stack()})
-	}
-	return a, b
-}
-
-// check panics with a torchError when err is not nil.
-func check(err error) {
-	if err != nil {
-		panic(&torchError{err: err, stack: debug.Stack()})
-	}
-}
-
-// catch recovers a torchError panic into *errp, prefixed with what was
-// being done. Other panics (programmer errors) keep unwinding.
-func catch(errp *error, what string) {
-	r := recover()
-	if r == nil {
-		return
-	}
-	var te *torchError
-	if e, ok := r.(error); ok && errors.As(e, &te) {
-		*errp = fmt.Errorf("%s: %w", what, te.err)
-		return
-	}
-	panic(r)
-}
-
-// scope collects the temporaries of one computation so they can be dropped
-// together: gotch tensors live in C memory that the Go GC cannot weigh.
-type scope struct{ held []*ts.Tensor }
-
-// keep registers t for dropping and returns it.
-func (s *scope) keep(t *ts.Tensor) *ts.Tensor {
-	s.held = append(s.held, t)
-	return t
-}
-
-// drop frees every kept tensor.
-func (s *scope) drop() {
-	for _, t := range s.held {
-		t.MustDrop()
-	}
-	s.held = s.held[:0]
-}
+// scope collects a computation's temporaries so they are dropped together.
+type scope = torchrt.Scope
 
 // dropAll frees tensors that may be nil.
 func dropAll(xs ...*ts.Tensor) {

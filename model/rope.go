@@ -36,11 +36,11 @@ func newRotary(headDim int, theta float64, dev gotch.Device) (*Rotary, error) {
 // dtype: each [B, T, 1, hd], broadcasting over heads.
 func (r *Rotary) CosSin(pos *ts.Tensor, dtype gotch.DType) (cos, sin *ts.Tensor) {
 	var s scope
-	defer s.drop()
-	p := s.keep(must(s.keep(must(pos.Totype(gotch.Float, false))).Unsqueeze(-1, false))) // [B, T, 1]
-	freqs := s.keep(must(p.Mul(r.InvFreq, false)))                                       // [B, T, hd/2]
-	emb := s.keep(must(ts.Cat([]*ts.Tensor{freqs, freqs}, -1)))                          // [B, T, hd]
-	emb = s.keep(must(emb.Unsqueeze(2, false)))                                          // [B, T, 1, hd]
+	defer s.Drop()
+	p := s.Keep(must(s.Keep(must(pos.Totype(gotch.Float, false))).Unsqueeze(-1, false))) // [B, T, 1]
+	freqs := s.Keep(must(p.Mul(r.InvFreq, false)))                                       // [B, T, hd/2]
+	emb := s.Keep(must(ts.Cat([]*ts.Tensor{freqs, freqs}, -1)))                          // [B, T, hd]
+	emb = s.Keep(must(emb.Unsqueeze(2, false)))                                          // [B, T, 1, hd]
 	cos = must(emb.Cos(false))
 	sin = must(emb.Sin(false))
 	if dtype != gotch.Float {
@@ -54,12 +54,12 @@ func (r *Rotary) CosSin(pos *ts.Tensor, dtype gotch.DType) (cos, sin *ts.Tensor)
 // rotate_half(x) = cat(−x₂, x₁) for the halves x₁, x₂ of the last dimension.
 func applyRotary(x, cos, sin *ts.Tensor) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	hd := size(x)[3]
-	x1 := s.keep(must(x.Narrow(3, 0, hd/2, false)))
-	x2 := s.keep(must(x.Narrow(3, hd/2, hd/2, false)))
-	rot := s.keep(must(ts.Cat([]*ts.Tensor{s.keep(must(x2.Neg(false))), x1}, 3)))
-	a := s.keep(must(x.Mul(cos, false)))
-	b := s.keep(must(rot.Mul(sin, false)))
+	x1 := s.Keep(must(x.Narrow(3, 0, hd/2, false)))
+	x2 := s.Keep(must(x.Narrow(3, hd/2, hd/2, false)))
+	rot := s.Keep(must(ts.Cat([]*ts.Tensor{s.Keep(must(x2.Neg(false))), x1}, 3)))
+	a := s.Keep(must(x.Mul(cos, false)))
+	b := s.Keep(must(rot.Mul(sin, false)))
 	return must(a.Add(b, false))
 }

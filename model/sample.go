@@ -33,19 +33,19 @@ func (s Sampling) Validate() error {
 // temperature and top-p/top-k: the numbers PPO compares against.
 func sample(logits *ts.Tensor, o Sampling) (ids, logp *ts.Tensor) {
 	var s scope
-	defer s.drop()
-	all := s.keep(must(logits.LogSoftmax(-1, gotch.Float, false))) // [B, V]
+	defer s.Drop()
+	all := s.Keep(must(logits.LogSoftmax(-1, gotch.Float, false))) // [B, V]
 	if o.Temperature == 0 {
 		ids = must(logits.Argmax([]int64{-1}, true, false)) // [B, 1]
 	} else {
-		z := s.keep(must(logits.DivScalar(ts.FloatScalar(o.Temperature), false)))
+		z := s.Keep(must(logits.DivScalar(ts.FloatScalar(o.Temperature), false)))
 		if o.TopK > 0 && int64(o.TopK) < size(z)[1] {
-			z = s.keep(topK(z, int64(o.TopK)))
+			z = s.Keep(topK(z, int64(o.TopK)))
 		}
 		if o.TopP > 0 && o.TopP < 1 {
-			z = s.keep(topP(z, o.TopP))
+			z = s.Keep(topP(z, o.TopP))
 		}
-		probs := s.keep(must(z.Softmax(-1, gotch.Float, false)))
+		probs := s.Keep(must(z.Softmax(-1, gotch.Float, false)))
 		ids = must(probs.Multinomial(1, false, false)) // [B, 1]
 	}
 	logp = must(must(all.Gather(1, ids, false, false)).SqueezeDim(1, true))
@@ -56,12 +56,12 @@ func sample(logits *ts.Tensor, o Sampling) (ids, logp *ts.Tensor) {
 // topK masks everything below each row's k-th largest logit.
 func topK(z *ts.Tensor, k int64) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	vals, idx := must2(z.Topk(k, -1, true, true, false))
-	s.keep(vals)
-	s.keep(idx)
-	kth := s.keep(must(vals.Narrow(1, k-1, 1, false))) // [B, 1]
-	below := s.keep(must(z.LtTensor(kth, false)))
+	s.Keep(vals)
+	s.Keep(idx)
+	kth := s.Keep(must(vals.Narrow(1, k-1, 1, false))) // [B, 1]
+	below := s.Keep(must(z.LtTensor(kth, false)))
 	return must(z.MaskedFill(below, ts.FloatScalar(math.Inf(-1)), false))
 }
 
@@ -70,16 +70,16 @@ func topK(z *ts.Tensor, k int64) *ts.Tensor {
 // token is always kept).
 func topP(z *ts.Tensor, p float64) *ts.Tensor {
 	var s scope
-	defer s.drop()
+	defer s.Drop()
 	sorted, idx := must2(z.Sort(-1, false, false)) // ascending
-	s.keep(sorted)
-	s.keep(idx)
-	probs := s.keep(must(sorted.Softmax(-1, gotch.Float, false)))
-	cum := s.keep(must(probs.Cumsum(-1, gotch.Float, false)))
-	drop := s.keep(must(cum.Le(ts.FloatScalar(1-p), false))) // [B, V] in sorted order
+	s.Keep(sorted)
+	s.Keep(idx)
+	probs := s.Keep(must(sorted.Softmax(-1, gotch.Float, false)))
+	cum := s.Keep(must(probs.Cumsum(-1, gotch.Float, false)))
+	drop := s.Keep(must(cum.Le(ts.FloatScalar(1-p), false))) // [B, V] in sorted order
 	V := size(z)[1]
-	last := s.keep(must(drop.Narrow(1, V-1, 1, false)))
+	last := s.Keep(must(drop.Narrow(1, V-1, 1, false)))
 	check(last.Fill_(ts.IntScalar(0)))                          // keep the most likely token
-	dropOrig := s.keep(must(drop.Scatter(1, idx, drop, false))) // back to vocabulary order
+	dropOrig := s.Keep(must(drop.Scatter(1, idx, drop, false))) // back to vocabulary order
 	return must(z.MaskedFill(dropOrig, ts.FloatScalar(math.Inf(-1)), false))
 }

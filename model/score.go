@@ -39,7 +39,7 @@ func (m *CausalLM) Score(ids, mask *ts.Tensor, o ScoreOptions) (out TokenScores,
 		return out, fmt.Errorf("mask shape %v differs from ids shape %v", ms, sh)
 	}
 	err = torchrt.NoGrad(func() (err error) {
-		defer catch(&err, "scoring")
+		defer torchrt.Catch(&err, "scoring")
 		out = m.score(ids, mask, o)
 		return nil
 	})
@@ -65,22 +65,22 @@ func (m *CausalLM) score(ids, mask *ts.Tensor, o ScoreOptions) TokenScores {
 // scoreMicroBatch scores one micro-batch; it takes ownership of ids and mask.
 func (m *CausalLM) scoreMicroBatch(ids, mask *ts.Tensor, chunkRows int) (lp, ent *ts.Tensor) {
 	var s scope
-	defer s.drop()
-	s.keep(ids)
-	s.keep(mask)
+	defer s.Drop()
+	s.Keep(ids)
+	s.Keep(mask)
 	sh := size(ids)
 	B, T := sh[0], sh[1]
-	pos := s.keep(must(PositionsFromMask(mask)))
-	bias := s.keep(attentionBias(mask, T, m.DType))
-	h := s.keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)) // [B, T, d]
+	pos := s.Keep(must(PositionsFromMask(mask)))
+	bias := s.Keep(attentionBias(mask, T, m.DType))
+	h := s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)) // [B, T, d]
 	d := size(h)[2]
-	h = s.keep(must(h.Narrow(1, 0, T-1, false)))                 // [B, T−1, d]
-	h = s.keep(must(h.Reshape([]int64{B * (T - 1), d}, false)))  // [N, d]
-	tgt := s.keep(must(ids.Narrow(1, 1, T-1, false)))            // [B, T−1]
-	tgt = s.keep(must(tgt.Reshape([]int64{B * (T - 1)}, false))) // [N]
+	h = s.Keep(must(h.Narrow(1, 0, T-1, false)))                 // [B, T−1, d]
+	h = s.Keep(must(h.Reshape([]int64{B * (T - 1), d}, false)))  // [N, d]
+	tgt := s.Keep(must(ids.Narrow(1, 1, T-1, false)))            // [B, T−1]
+	tgt = s.Keep(must(tgt.Reshape([]int64{B * (T - 1)}, false))) // [N]
 	lpFlat, entFlat := m.headStats(h, tgt, chunkRows)            // [N]
-	s.keep(lpFlat)
-	s.keep(entFlat)
+	s.Keep(lpFlat)
+	s.Keep(entFlat)
 	return must(lpFlat.View([]int64{B, T - 1}, false)), must(entFlat.View([]int64{B, T - 1}, false))
 }
 
@@ -105,15 +105,15 @@ func (m *CausalLM) headStats(h, tgt *ts.Tensor, chunkRows int) (lp, ent *ts.Tens
 // log p(y) = z_y − lse and H = lse − Σ softmax(z)·z. Takes ownership of h, tgt.
 func chunkStats(m *CausalLM, h, tgt *ts.Tensor) (lp, ent *ts.Tensor) {
 	var s scope
-	defer s.drop()
-	s.keep(h)
-	s.keep(tgt)
-	z := s.keep(m.Logits(h))                                                             // [n, V] fp32
-	lse := s.keep(must(z.Logsumexp([]int64{-1}, true, false)))                           // [n, 1]
-	zy := s.keep(must(z.Gather(1, s.keep(must(tgt.Unsqueeze(1, false))), false, false))) // [n, 1]
-	p := s.keep(must(s.keep(must(z.Sub(lse, false))).Exp(false)))                        // [n, V]
-	pz := s.keep(must(s.keep(must(p.Mul(z, false))).SumDimIntlist([]int64{-1}, true, gotch.Float, false)))
-	lp = must(s.keep(must(zy.Sub(lse, false))).SqueezeDim(1, false))
-	ent = must(s.keep(must(lse.Sub(pz, false))).SqueezeDim(1, false))
+	defer s.Drop()
+	s.Keep(h)
+	s.Keep(tgt)
+	z := s.Keep(m.Logits(h))                                                             // [n, V] fp32
+	lse := s.Keep(must(z.Logsumexp([]int64{-1}, true, false)))                           // [n, 1]
+	zy := s.Keep(must(z.Gather(1, s.Keep(must(tgt.Unsqueeze(1, false))), false, false))) // [n, 1]
+	p := s.Keep(must(s.Keep(must(z.Sub(lse, false))).Exp(false)))                        // [n, V]
+	pz := s.Keep(must(s.Keep(must(p.Mul(z, false))).SumDimIntlist([]int64{-1}, true, gotch.Float, false)))
+	lp = must(s.Keep(must(zy.Sub(lse, false))).SqueezeDim(1, false))
+	ent = must(s.Keep(must(lse.Sub(pz, false))).SqueezeDim(1, false))
 	return lp, ent
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // AggMode is verl's loss_agg_mode: how a [B, T] loss matrix becomes one
@@ -35,11 +37,11 @@ func Aggregate(lossMat, mask *ts.Tensor, mode AggMode) (loss *ts.Tensor, err err
 	if err := mode.check(); err != nil {
 		return nil, err
 	}
-	defer catch(&err, "aggregating a loss")
+	defer torchrt.Catch(&err, "aggregating a loss")
 	s := &scope{}
-	defer s.drop()
+	defer s.Drop()
 	m := newMasked(s, mask, accDType(lossMat))
-	return s.release(m.aggregate(m.clean("loss", lossMat), mode)), nil
+	return s.Release(m.aggregate(m.clean("loss", lossMat), mode)), nil
 }
 
 func (mode AggMode) check() error {
@@ -55,18 +57,18 @@ func (m *masked) aggregate(l *ts.Tensor, mode AggMode) *ts.Tensor {
 	s := m.s
 	dt := m.weight.DType()
 	rows := func(x *ts.Tensor) *ts.Tensor { // [B]: Σ_t x
-		return s.t(x.SumDimIntlist([]int64{-1}, false, dt, false))
+		return s.T(x.SumDimIntlist([]int64{-1}, false, dt, false))
 	}
 	switch mode {
 	case TokenMean:
 		return m.mean(l)
 	case SeqMeanTokenSum:
-		return s.t(rows(l).Mean(dt, false))
+		return s.T(rows(l).Mean(dt, false))
 	case SeqMeanTokenMean:
-		n := s.t(rows(m.weight).AddScalar(ts.FloatScalar(1e-8), false))
-		return s.t(s.t(rows(l).Div(n, false)).Mean(dt, false))
+		n := s.T(rows(m.weight).AddScalar(ts.FloatScalar(1e-8), false))
+		return s.T(s.T(rows(l).Div(n, false)).Mean(dt, false))
 	case SeqMeanTokenSumNorm:
-		return s.t(s.t(l.Sum(dt, false)).DivScalar(ts.FloatScalar(float64(m.shape[1])), false))
+		return s.T(s.T(l.Sum(dt, false)).DivScalar(ts.FloatScalar(float64(m.shape[1])), false))
 	}
 	panic("loss: unchecked aggregation mode " + string(mode))
 }

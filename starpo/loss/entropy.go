@@ -1,6 +1,10 @@
 package loss
 
-import "github.com/sugarme/gotch/ts"
+import (
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+)
 
 // EntropyLoss is the entropy term of the actor loss: agg(H) over the
 // trained positions, H [B, T] the per-token categorical entropy of the
@@ -11,11 +15,11 @@ func EntropyLoss(entropy, mask *ts.Tensor, mode AggMode) (loss *ts.Tensor, v flo
 	if err := mode.check(); err != nil {
 		return nil, 0, err
 	}
-	defer catch(&err, "entropy loss")
+	defer torchrt.Catch(&err, "entropy loss")
 	s := &scope{}
-	defer s.drop()
+	defer s.Drop()
 	m := newMasked(s, mask, accDType(entropy))
 	out := m.aggregate(m.clean("entropy", entropy), mode)
 	v = value(out)
-	return s.release(out), v, nil
+	return s.Release(out), v, nil
 }

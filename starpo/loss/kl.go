@@ -4,6 +4,8 @@ import (
 	"fmt"
 
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // KL estimator kinds (actor.kl_loss_type, algorithm.kl_penalty), with verl's
@@ -35,10 +37,10 @@ func KL(logp, refLogp *ts.Tensor, kind string) (kl *ts.Tensor, err error) {
 	if err := checkKL(kind); err != nil {
 		return nil, err
 	}
-	defer catch(&err, "kl estimate")
+	defer torchrt.Catch(&err, "kl estimate")
 	s := &scope{}
-	defer s.drop()
-	return s.release(klTerms(s, logp, refLogp, kind)), nil
+	defer s.Drop()
+	return s.Release(klTerms(s, logp, refLogp, kind)), nil
 }
 
 // KLLoss is the actor's KL loss: agg(KL(logp, ref, kind)) over the trained
@@ -52,14 +54,14 @@ func KLLoss(logp, refLogp, mask *ts.Tensor, kind string, mode AggMode) (loss *ts
 	if err := mode.check(); err != nil {
 		return nil, 0, err
 	}
-	defer catch(&err, "kl loss")
+	defer torchrt.Catch(&err, "kl loss")
 	s := &scope{}
-	defer s.drop()
+	defer s.Drop()
 	m := newMasked(s, mask, accDType(logp))
 	kl := klTerms(s, m.clean("log_prob", logp), m.clean("ref_log_prob", refLogp), kind)
 	out := m.aggregate(kl, mode)
 	v = value(out)
-	return s.release(out), v, nil
+	return s.Release(out), v, nil
 }
 
 func checkKL(kind string) error {
@@ -74,13 +76,13 @@ func checkKL(kind string) error {
 func klTerms(s *scope, logp, ref *ts.Tensor, kind string) *ts.Tensor {
 	switch kind {
 	case KLAbs:
-		return s.t(s.t(logp.Sub(ref, false)).Abs(false))
+		return s.T(s.T(logp.Sub(ref, false)).Abs(false))
 	case KLMSE, "k2":
-		return s.t(s.t(s.t(logp.Sub(ref, false)).Square(false)).MulScalar(ts.FloatScalar(0.5), false))
+		return s.T(s.T(s.T(logp.Sub(ref, false)).Square(false)).MulScalar(ts.FloatScalar(0.5), false))
 	case KLLowVar, "k3":
-		e := s.t(s.t(ref.Sub(logp, false)).Clamp(ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp), false))
-		k3 := s.t(s.t(s.t(e.Exp(false)).Sub(e, false)).SubScalar(ts.FloatScalar(1), false))
-		return s.t(k3.Clamp(ts.FloatScalar(-lowVarClamp), ts.FloatScalar(lowVarClamp), false))
+		e := s.T(s.T(ref.Sub(logp, false)).Clamp(ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp), false))
+		k3 := s.T(s.T(s.T(e.Exp(false)).Sub(e, false)).SubScalar(ts.FloatScalar(1), false))
+		return s.T(k3.Clamp(ts.FloatScalar(-lowVarClamp), ts.FloatScalar(lowVarClamp), false))
 	}
-	return s.t(logp.Sub(ref, false))
+	return s.T(logp.Sub(ref, false))
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // logRatioClamp bounds log ρ before exp, as verl does for stability: beyond
@@ -58,30 +60,30 @@ func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, clipLow, clipHigh, clipC fl
 	if err := mode.check(); err != nil {
 		return nil, pm, err
 	}
-	defer catch(&err, "policy loss")
+	defer torchrt.Catch(&err, "policy loss")
 	s := &scope{}
-	defer s.drop()
+	defer s.Drop()
 	m := newMasked(s, mask, accDType(logp))
 	lp := m.clean("log_prob", logp)
 	old := m.clean("old_log_prob", oldLogp)
 	a := m.clean("advantages", adv)
 
-	logRatio := s.t(s.t(lp.Sub(old, false)).Clamp(ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp), false))
-	ratio := s.t(logRatio.Exp(false))
-	negA := s.t(a.Neg(false))
-	pg1 := s.t(negA.Mul(ratio, false))
-	pg2 := s.t(negA.Mul(s.t(ratio.Clamp(ts.FloatScalar(1-clipLow), ts.FloatScalar(1+clipHigh), false)), false))
-	clip1 := s.t(pg1.Maximum(pg2, false))
-	pg3 := s.t(negA.MulScalar(ts.FloatScalar(clipC), false))
-	clip2 := s.t(clip1.Minimum(pg3, false))
-	negative := s.t(a.Lt(ts.FloatScalar(0), false))
-	pg := s.t(clip2.WhereSelf(negative, clip1, false)) // A < 0 ? clip2 : clip1
+	logRatio := s.T(s.T(lp.Sub(old, false)).Clamp(ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp), false))
+	ratio := s.T(logRatio.Exp(false))
+	negA := s.T(a.Neg(false))
+	pg1 := s.T(negA.Mul(ratio, false))
+	pg2 := s.T(negA.Mul(s.T(ratio.Clamp(ts.FloatScalar(1-clipLow), ts.FloatScalar(1+clipHigh), false)), false))
+	clip1 := s.T(pg1.Maximum(pg2, false))
+	pg3 := s.T(negA.MulScalar(ts.FloatScalar(clipC), false))
+	clip2 := s.T(clip1.Minimum(pg3, false))
+	negative := s.T(a.Lt(ts.FloatScalar(0), false))
+	pg := s.T(clip2.WhereSelf(negative, clip1, false)) // A < 0 ? clip2 : clip1
 
 	out := m.aggregate(pg, mode)
 	pm.PGLoss = value(out)
-	pm.PGClipFrac = m.fraction(s.t(pg2.GtTensor(pg1, false)))
+	pm.PGClipFrac = m.fraction(s.T(pg2.GtTensor(pg1, false)))
 	pm.PPOKL = -value(m.mean(logRatio))
-	lower := s.t(s.t(clip1.GtTensor(pg3, false)).Totype(m.weight.DType(), false))
-	pm.PGClipFracLower = value(m.mean(s.t(lower.Mul(s.t(negative.Totype(m.weight.DType(), false)), false))))
-	return s.release(out), pm, nil
+	lower := s.T(s.T(clip1.GtTensor(pg3, false)).Totype(m.weight.DType(), false))
+	pm.PGClipFracLower = value(m.mean(s.T(lower.Mul(s.T(negative.Totype(m.weight.DType(), false)), false))))
+	return s.Release(out), pm, nil
 }

@@ -5,6 +5,8 @@ import (
 	"math"
 
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // ValueMetrics are the clipped value loss's metrics, over the trained
@@ -41,24 +43,24 @@ func ValueLoss(v, oldV, returns, mask *ts.Tensor, clip float64, mode AggMode) (l
 	if err := mode.check(); err != nil {
 		return nil, vm, err
 	}
-	defer catch(&err, "value loss")
+	defer torchrt.Catch(&err, "value loss")
 	s := &scope{}
-	defer s.drop()
+	defer s.Drop()
 	m := newMasked(s, mask, accDType(v))
 	vp := m.clean("vpreds", v)
 	old := m.clean("values", oldV)
 	R := m.clean("returns", returns)
 
-	lo := s.t(old.SubScalar(ts.FloatScalar(clip), false))
-	hi := s.t(old.AddScalar(ts.FloatScalar(clip), false))
-	vclip := s.t(vp.ClampTensor(lo, hi, false))
-	l1 := s.t(s.t(vp.Sub(R, false)).Square(false))
-	l2 := s.t(s.t(vclip.Sub(R, false)).Square(false))
-	worst := s.t(l1.Maximum(l2, false))
+	lo := s.T(old.SubScalar(ts.FloatScalar(clip), false))
+	hi := s.T(old.AddScalar(ts.FloatScalar(clip), false))
+	vclip := s.T(vp.ClampTensor(lo, hi, false))
+	l1 := s.T(s.T(vp.Sub(R, false)).Square(false))
+	l2 := s.T(s.T(vclip.Sub(R, false)).Square(false))
+	worst := s.T(l1.Maximum(l2, false))
 
-	out := s.t(m.aggregate(worst, mode).MulScalar(ts.FloatScalar(0.5), false))
+	out := s.T(m.aggregate(worst, mode).MulScalar(ts.FloatScalar(0.5), false))
 	vm.VFLoss = value(out)
-	vm.VFClipFrac = m.fraction(s.t(l2.GtTensor(l1, false)))
+	vm.VFClipFrac = m.fraction(s.T(l2.GtTensor(l1, false)))
 	vm.VPredMean = value(m.mean(vp))
-	return s.release(out), vm, nil
+	return s.Release(out), vm, nil
 }
