@@ -1,0 +1,74 @@
+package rollout
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Config is the environment-state manager's configuration: RAGEN's
+// es_manager.{train,val}.env_configs and the agent_proxy and es_manager
+// fields a rollout reads (spec §1.3, §4.1). The response token limit is the
+// generator's business and is not here.
+type Config struct {
+	Tags              []string // environment tags, in env-id order
+	NGroups           []int    // groups per tag, aligned with Tags
+	EnvGroups         int      // total groups; must equal the sum of NGroups
+	GroupSize         int      // environments per group, all started from the group's seed
+	Seed              int64    // seed base: seed.train (10000) for training, seed.val (123) for validation
+	MaxTurn           int      // agent_proxy.max_turn: turns per episode
+	MaxActionsPerTurn int      // agent_proxy.max_actions_per_turn: actions kept from one answer
+	EnableThink       bool     // agent_proxy.enable_think: <think>…</think> before <answer>
+	FormatPenalty     float64  // es_manager.format_penalty, added once per offending turn
+	MaxContextWindow  int      // agent_proxy.max_context_window: history entries shown; −1 shows all
+}
+
+// DefaultConfig returns RAGEN's training defaults for one tag: 8 groups of 16
+// SimpleSokoban environments, seed base 10000, 5 turns of at most 5 actions,
+// thinking on, penalty −0.1, unlimited context.
+func DefaultConfig() Config {
+	return Config{
+		Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16,
+		Seed: 10000, MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true,
+		FormatPenalty: -0.1, MaxContextWindow: -1,
+	}
+}
+
+// Validate reports the first field that cannot make a rollout. Tags are
+// checked against the registry by NewManager.
+func (c Config) Validate() error {
+	if len(c.Tags) == 0 {
+		return errors.New("rollout config: Tags is empty")
+	}
+	if len(c.NGroups) != len(c.Tags) {
+		return fmt.Errorf("rollout config: NGroups has %d entries for %d Tags", len(c.NGroups), len(c.Tags))
+	}
+	sum := 0
+	for i, n := range c.NGroups {
+		if n < 1 {
+			return fmt.Errorf("rollout config: NGroups[%d] (tag %q) is %d, want at least 1", i, c.Tags[i], n)
+		}
+		sum += n
+	}
+	switch {
+	case sum != c.EnvGroups:
+		return fmt.Errorf("rollout config: NGroups sum to %d, EnvGroups is %d", sum, c.EnvGroups)
+	case c.GroupSize < 1:
+		return fmt.Errorf("rollout config: GroupSize %d must be at least 1", c.GroupSize)
+	case c.MaxTurn < 1:
+		return fmt.Errorf("rollout config: MaxTurn %d must be at least 1", c.MaxTurn)
+	case c.MaxActionsPerTurn < 1:
+		return fmt.Errorf("rollout config: MaxActionsPerTurn %d must be at least 1", c.MaxActionsPerTurn)
+	case c.MaxContextWindow == 0 || c.MaxContextWindow < -1:
+		return fmt.Errorf("rollout config: MaxContextWindow %d must be -1 (unlimited) or positive", c.MaxContextWindow)
+	}
+	return nil
+}
+
+// TrainSeed is the seed base of training step step (0-based): RAGEN's reset
+// counter grows by EnvGroups per reset, so every step sees fresh initial
+// states (10000–10007, then 10008–10015, … with the defaults). It is a
+// function of the step, not hidden state, so a resumed run continues the
+// sequence. Validation resets with Seed itself every time.
+func (c Config) TrainSeed(step int) int64 {
+	return c.Seed + int64(step)*int64(c.EnvGroups)
+}
