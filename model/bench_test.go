@@ -3,6 +3,7 @@ package model
 import (
 	"fmt"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -34,6 +35,7 @@ func forwardFLOPs(c Config, B, T, S, heads int) float64 {
 
 func loadBench(b *testing.B) *CausalLM {
 	b.Helper()
+	runtime.LockOSThread()
 	dir := filepath.Join(b.TempDir(), "bench50m")
 	if err := WriteRandomCheckpoint(dir, bench50M(), InitOptions{Seed: 1}); err != nil {
 		b.Fatal(err)

@@ -3,6 +3,7 @@ package model
 import (
 	"math"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -27,6 +28,9 @@ func tinyConfig(tied bool) Config {
 // writeTiny writes a random tiny checkpoint in HuggingFace's layout.
 func writeTiny(t *testing.T, tied bool, shardBytes int64) (string, Config) {
 	t.Helper()
+	// libtorch's grad mode and gotch's error slot are per OS thread: keep
+	// this test's goroutine on one (its thread ends with it).
+	runtime.LockOSThread()
 	dir := filepath.Join(t.TempDir(), "ckpt")
 	cfg := tinyConfig(tied)
 	if err := WriteRandomCheckpoint(dir, cfg, InitOptions{Seed: 7, Std: 0.2, BiasStd: 0.1, NormNoise: 0.1, ShardBytes: shardBytes}); err != nil {

@@ -2,6 +2,7 @@ package torchrt
 
 import (
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -96,5 +97,27 @@ func TestStubbedWrapperIsAnError(t *testing.T) {
 	}
 	if HasSDPA() != !stubbed {
 		t.Fatalf("HasSDPA() = %v with SDPA stubbed = %v", HasSDPA(), stubbed)
+	}
+}
+
+// NoGrad restores the previous grad mode, including after a panic, and
+// SetGradEnabled reports the previous mode truthfully (gotch's does not).
+func TestNoGradRestores(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if _, err := SetGradEnabled(true); err != nil {
+		t.Fatal(err)
+	}
+	inside := true
+	NoGrad(func() error { inside, _ = SetGradEnabled(false); return nil })
+	if inside {
+		t.Fatal("grad mode was on inside NoGrad")
+	}
+	func() {
+		defer func() { recover() }()
+		NoGrad(func() error { panic("boom") })
+	}()
+	if on, _ := SetGradEnabled(true); !on {
+		t.Fatal("grad mode stayed off after NoGrad")
 	}
 }

@@ -8,6 +8,7 @@ package torchrt
 // Defined in gotch's libtch (torch_api.cpp), which has no Go binding for them.
 void at_manual_seed(int64_t seed);
 int at_get_num_threads();
+
 void at_set_num_threads(int n);
 
 // OpenBLAS is reached through libtorch's BLAS dependency, when it is the

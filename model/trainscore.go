@@ -1,0 +1,224 @@
+package model
+
+import (
+	"fmt"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+)
+
+// TrainScores is a training forward pass: per-token log-probabilities and
+// entropies [B, T−1] that a loss can be built on, with a Backward that sends
+// the loss's gradient into the model's weights.
+//
+// The lm head is the memory problem of RL on a 151,936-token vocabulary:
+// autograd through B×T×V logits would keep them all for the backward pass.
+// So the head is run in chunks outside autograd, and its gradient is
+// computed in closed form, chunk by chunk again, from the gradients of the
+// loss with respect to logp and H:
+//
+//	∂logp_y/∂z = onehot(y) − p        ∂H/∂z = −p ⊙ (log p + H)
+//
+// giving ∂L/∂z per chunk, then ∂L/∂h = ∂L/∂z·W and ∂L/∂W = (∂L/∂z)ᵀ·h. One
+// autograd backward of Σ h·∂L/∂h + Σ W·∂L/∂W finishes the job through the
+// backbone (and adds ∂L/∂W to the head's, or the tied embedding's, grad).
+// Peak extra memory is one chunk of logits, ChunkRows×V, at any length.
+type TrainScores struct {
+	LogProbs *ts.Tensor // [B, T−1] leaf: build the loss on it
+	Entropy  *ts.Tensor // [B, T−1] leaf
+
+	m      *CausalLM
+	hidden *ts.Tensor // [N, d] with the backbone's graph, N = B·(T−1)
+	target *ts.Tensor // [N] int64
+	chunk  int64
+}
+
+// ScoreForTraining runs the backbone with autograd on ids [B, T] (left-
+// padded, mask [B, T] int64) and the head in chunks of chunkRows positions
+// (0 = 1024).
+func (m *CausalLM) ScoreForTraining(ids, mask *ts.Tensor, chunkRows int) (out *TrainScores, err error) {
+	sh := size(ids)
+	if len(sh) != 2 || sh[1] < 2 {
+		return nil, fmt.Errorf("scoring needs ids of shape [B, T≥2], got %v", sh)
+	}
+	if chunkRows <= 0 {
+		chunkRows = 1024
+	}
+	defer torchrt.Catch(&err, "training forward pass")
+	var s scope
+	defer s.Drop()
+	B, T := sh[0], sh[1]
+	pos := s.Keep(must(PositionsFromMask(mask)))
+	bias := s.Keep(attentionBias(mask, T, m.DType))
+	h := s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)) // [B, T, d]
+	d := size(h)[2]
+	h = s.Keep(must(h.Narrow(1, 0, T-1, false)))
+	hidden := must(h.Reshape([]int64{B * (T - 1), d}, false)) // [N, d], graph kept
+	tgt := s.Keep(must(ids.Narrow(1, 1, T-1, false)))
+	target := must(tgt.Reshape([]int64{B * (T - 1)}, false))
+	out = &TrainScores{m: m, hidden: hidden, target: target, chunk: int64(chunkRows)}
+	err = torchrt.NoGrad(func() (err error) {
+		defer torchrt.Catch(&err, "lm head")
+		hd := s.Keep(must(hidden.Detach(false)))
+		lp, ent := m.headStats(hd, target, chunkRows)
+		out.LogProbs = leaf(must(lp.View([]int64{B, T - 1}, true)))
+		out.Entropy = leaf(must(ent.View([]int64{B, T - 1}, true)))
+		return nil
+	})
+	if err != nil {
+		out.Drop()
+		return nil, err
+	}
+	return out, nil
+}
+
+// leaf makes t a fresh autograd leaf.
+func leaf(t *ts.Tensor) *ts.Tensor {
+	l := must(t.Detach(true))
+	check(l.RequiresGrad_(true))
+	return l
+}
+
+// gradOrNil returns t's gradient, or nil when the loss did not use t.
+func gradOrNil(t *ts.Tensor) *ts.Tensor {
+	g := must(t.Grad(false))
+	if ok, err := g.Defined(); err != nil || !ok {
+		g.MustDrop()
+		return nil
+	}
+	return g
+}
+
+// Backward propagates the gradients that a loss's backward left on
+// LogProbs and Entropy into the model's weights (accumulating, as autograd
+// does, so micro-batches add up).
+func (p *TrainScores) Backward() (err error) {
+	defer torchrt.Catch(&err, "training backward pass")
+	var s scope
+	defer s.Drop()
+	gLP, gH := gradOrNil(p.LogProbs), gradOrNil(p.Entropy)
+	if gLP == nil && gH == nil {
+		return fmt.Errorf("the loss depends on neither the log-probabilities nor the entropy")
+	}
+	for _, g := range []*ts.Tensor{gLP, gH} {
+		if g != nil {
+			s.Keep(g)
+		}
+	}
+	var gradH, gradW *ts.Tensor
+	err = torchrt.NoGrad(func() (err error) {
+		defer torchrt.Catch(&err, "lm head gradient")
+		gradH, gradW = p.headGrad(flat(gLP), flat(gH))
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.Keep(gradH)
+	s.Keep(gradW)
+	// One backward through the backbone: ∂/∂θ of Σ h·gradH + Σ W·gradW.
+	a := s.Keep(must(s.Keep(must(p.hidden.Mul(gradH, false))).Sum(gotch.Float, false)))
+	b := s.Keep(must(s.Keep(must(p.m.LMHead.Mul(gradW, false))).Sum(gotch.Float, false)))
+	return s.Keep(must(a.Add(b, false))).Backward()
+}
+
+func flat(g *ts.Tensor) *ts.Tensor {
+	if g == nil {
+		return nil
+	}
+	return must(g.Reshape([]int64{-1}, false))
+}
+
+// headGrad computes ∂L/∂h [N, d] and ∂L/∂W [V, d] chunk by chunk from
+// gLP, gH [N] (either may be nil). Takes ownership of gLP and gH.
+func (p *TrainScores) headGrad(gLP, gH *ts.Tensor) (gradH, gradW *ts.Tensor) {
+	defer dropAll(gLP, gH)
+	m := p.m
+	N := size(p.hidden)[0]
+	hd := must(p.hidden.Detach(false))
+	defer hd.MustDrop()
+	W := m.LMHead
+	gradW = must(ts.Zeros(size(W), gotch.Float, deviceOf(W)))
+	var parts []*ts.Tensor
+	defer func() { dropAll(parts...) }()
+	for start := int64(0); start < N; start += p.chunk {
+		n := min(p.chunk, N-start)
+		parts = append(parts, chunkGrad(m, hd, p.target, gLP, gH, gradW, start, n))
+	}
+	gradH = must(ts.Cat(parts, 0))
+	if gradH.DType() != p.hidden.DType() {
+		gradH = must(gradH.Totype(p.hidden.DType(), true))
+	}
+	if gradW.DType() != W.DType() {
+		gradW = must(gradW.Totype(W.DType(), true))
+	}
+	return gradH, gradW
+}
+
+// chunkGrad handles rows [start, start+n): returns ∂L/∂h for them and adds
+// their ∂L/∂W into gradW.
+func chunkGrad(m *CausalLM, hd, target, gLP, gH, gradW *ts.Tensor, start, n int64) *ts.Tensor {
+	var s scope
+	defer s.Drop()
+	h := s.Keep(must(hd.Narrow(0, start, n, false)))                                       // [n, d]
+	y := s.Keep(must(s.Keep(must(target.Narrow(0, start, n, false))).Unsqueeze(1, false))) // [n, 1]
+	z := s.Keep(m.Logits(h))                                                               // [n, V] fp32
+	lse := s.Keep(must(z.Logsumexp([]int64{-1}, true, false)))                             // [n, 1]
+	logp := s.Keep(must(z.Sub(lse, false)))                                                // log p
+	prob := s.Keep(must(logp.Exp(false)))                                                  // p
+	coef := s.Keep(must(ts.Zeros([]int64{n, 1}, gotch.Float, deviceOf(z))))                // g_lp + g_H·(log p + H), per row
+	if gLP != nil {
+		coef = s.Keep(must(coef.Add(s.Keep(rows(gLP, start, n)), false)))
+	}
+	var dz *ts.Tensor
+	if gH != nil {
+		H := s.Keep(must(s.Keep(must(s.Keep(must(prob.Mul(logp, false))).SumDimIntlist([]int64{-1}, true, gotch.Float, false))).Neg(false))) // [n, 1]
+		w := s.Keep(must(s.Keep(must(logp.Add(H, false))).Mul(s.Keep(rows(gH, start, n)), false)))                                           // g_H·(log p + H) [n, V]
+		dz = s.Keep(must(s.Keep(must(w.Add(coef, false))).Mul(prob, false)))
+	} else {
+		dz = s.Keep(must(prob.Mul(coef, false)))
+	}
+	dz = s.Keep(must(dz.Neg(false))) // −p·(g_lp + g_H(log p + H))
+	if gLP != nil {
+		check(dz.ScatterAdd_(1, y, s.Keep(rows(gLP, start, n)))) // + g_lp·onehot(y)
+	}
+	W := m.LMHead
+	dzW := dz
+	if W.DType() != gotch.Float {
+		dzW = s.Keep(must(dz.Totype(W.DType(), false)))
+	}
+	hW := h
+	if h.DType() != gotch.Float {
+		hW = s.Keep(must(h.Totype(gotch.Float, false)))
+	}
+	gw := s.Keep(must(s.Keep(must(dz.Transpose(0, 1, false))).Matmul(hW, false))) // [V, d]
+	check(gradW.Add_(gw))
+	return must(dzW.Matmul(W, false)) // [n, d]
+}
+
+// rows returns g[start:start+n] as a column [n, 1] in fp32.
+func rows(g *ts.Tensor, start, n int64) *ts.Tensor {
+	r := must(g.Narrow(0, start, n, false))
+	r = must(r.Unsqueeze(1, true))
+	if r.DType() != gotch.Float {
+		r = must(r.Totype(gotch.Float, true))
+	}
+	return r
+}
+
+// Drop frees the pass (the backbone's graph with it).
+func (p *TrainScores) Drop() {
+	dropAll(p.LogProbs, p.Entropy, p.hidden, p.target)
+	p.LogProbs, p.Entropy, p.hidden, p.target = nil, nil, nil, nil
+}
+
+// SetTrainable switches autograd tracking of the parameters on or off.
+func SetTrainable(params []Param, on bool) (err error) {
+	defer torchrt.Catch(&err, "setting requires_grad")
+	for _, p := range params {
+		check(p.T.RequiresGrad_(on))
+	}
+	return nil
+}
