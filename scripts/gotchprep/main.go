@@ -12,7 +12,10 @@
 //     overflow for multi-output ops) are sized and freed;
 //   - the 100 kB of Go "ballast" that gotch allocates with every tensor (to
 //     make the GC run its finalizers sooner) is removed: it cost ~40 µs and a
-//     100 kB clear per op. This project drops its tensors explicitly.
+//     100 kB clear per op. This project drops its tensors explicitly;
+//   - in-place ops (Add_, Mul_, ...) replace the tensor's C handle with the
+//     new one libtorch returns and never free the old one, which keeps the
+//     tensor's storage alive after Drop: the old handle is now freed.
 //
 // The result is deterministic for a given libtorch, and a stamp makes a
 // second run a no-op. go.mod replaces gotch with the prepared folder.
@@ -38,7 +41,7 @@ const (
 	gotchVersion = "v0.9.1"
 	// prepRevision changes whenever the transformation below changes, so that
 	// existing copies are prepared again.
-	prepRevision = 4
+	prepRevision = 5
 	// exitNoLibtorch is the exit status of -find when nothing was found; the
 	// deps script then offers to install one.
 	exitNoLibtorch = 3
@@ -98,6 +101,9 @@ func prepare(out string, lt Libtorch, force bool) error {
 		return err
 	}
 	if err := dropGCBallast(filepath.Join(tmp, "ts", "tensor.go")); err != nil {
+		return err
+	}
+	if err := freeReplacedHandles(filepath.Join(tmp, "ts", "tensor-generated.go")); err != nil {
 		return err
 	}
 	if err := writeLibGo(filepath.Join(tmp, "libtch"), lt, nil); err != nil {

@@ -68,3 +68,14 @@ func TestRemoveBallast(t *testing.T) {
 		t.Fatal("a tensor.go without the ballast line was accepted")
 	}
 }
+
+func TestFreeOldHandles(t *testing.T) {
+	src := "func(ts *Tensor) Add_(other *Tensor)(err error) {\n  lib.AtgAdd_(ptr, ts.ctensor, other.ctensor)\n  ts.ctensor = *ptr\n  return err\n}\n"
+	got, n, err := freeOldHandles(src)
+	if err != nil || n != 1 || !strings.Contains(got, "  lib.AtFree(ts.ctensor)\n  ts.ctensor = *ptr\n") {
+		t.Fatalf("freeOldHandles = %q, %d, %v", got, n, err)
+	}
+	if _, _, err := freeOldHandles("package ts\n"); err == nil {
+		t.Fatal("a file without handle swaps was accepted")
+	}
+}
