@@ -42,7 +42,7 @@ func (l *layerKV) write(k, v *ts.Tensor, start int64) (*ts.Tensor, *ts.Tensor) {
 	T := size(k)[2]
 	for _, p := range [2][2]*ts.Tensor{{l.K, k}, {l.V, v}} {
 		dst := must(p[0].Narrow(2, start, T, false))
-		copyInto(dst, p[1])
+		torchrt.CopyInto(dst, p[1])
 		dst.MustDrop()
 	}
 	return must(l.K.Narrow(2, 0, start+T, false)), must(l.V.Narrow(2, 0, start+T, false))

@@ -6,10 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"unsafe"
 
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
 
@@ -84,7 +82,7 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 		p := p
 		tensors = append(tensors, safetensors.Tensor{
 			Name: p.Name, DType: st, Shape: size(p.T),
-			Source: func() ([]byte, error) { return tensorBytes(p.T, o.DType) },
+			Source: func() ([]byte, error) { return torchrt.TensorBytes(p.T, o.DType) },
 		})
 	}
 	meta := map[string]string{"format": "pt"}
@@ -100,22 +98,6 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 		}
 	}
 	return replaceDir(tmp, dir)
-}
-
-// tensorBytes copies one tensor out of libtorch as little-endian bytes of dt.
-func tensorBytes(t *ts.Tensor, dt gotch.DType) (b []byte, err error) {
-	defer torchrt.Catch(&err, "reading a tensor for export")
-	c := must(t.ToDevice(gotch.CPU, dt, false, true, false)) // a copy: never aliases the live weight
-	defer c.MustDrop()
-	c = must(c.Contiguous(true))
-	n := int(c.Numel()) * int(dt.Size())
-	out := make([]byte, n)
-	if n > 0 {
-		p, err := c.DataPtr()
-		check(err)
-		copy(out, unsafe.Slice((*byte)(p), n))
-	}
-	return out, nil
 }
 
 // tokenizerFiles are the files HuggingFace tokenizers for Qwen2 use.

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"os"
 	"sort"
-	"unsafe"
 
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
@@ -176,7 +174,7 @@ func loadTensor(ck *safetensors.Checkpoint, name string, shape []int64, opt Opti
 	if err != nil {
 		return nil, err
 	}
-	t, err := tensorFromBytes(data, shape, dt)
+	t, err := torchrt.TensorFromBytes(data, shape, dt)
 	if err != nil {
 		return nil, fmt.Errorf("tensor %s: %w", name, err)
 	}
@@ -188,27 +186,6 @@ func loadTensor(ck *safetensors.Checkpoint, name string, shape []int64, opt Opti
 		t = moved
 	}
 	return t, nil
-}
-
-// tensorFromBytes makes a CPU tensor holding a copy of data (little-endian
-// elements of dt, row-major).
-func tensorFromBytes(data []byte, shape []int64, dt gotch.DType) (*ts.Tensor, error) {
-	if int64(len(data)) != numel(shape)*int64(dt.Size()) {
-		return nil, fmt.Errorf("%d bytes do not hold %v elements of %v", len(data), shape, dt)
-	}
-	dims := shape
-	if len(dims) == 0 {
-		dims = []int64{1}
-	}
-	var p unsafe.Pointer
-	if len(data) > 0 {
-		p = unsafe.Pointer(&data[0])
-	}
-	c := libtch.AtTensorOfData(p, dims, uint(len(dims)), dt.Size(), int(dt.CKind()))
-	if err := ts.TorchErr(); err != nil {
-		return nil, err
-	}
-	return ts.FromCtensor(unsafe.Pointer(c)), nil
 }
 
 func numel(shape []int64) int64 {

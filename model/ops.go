@@ -2,7 +2,6 @@ package model
 
 import (
 	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
@@ -30,26 +29,10 @@ func dropAll(xs ...*ts.Tensor) {
 	}
 }
 
-// copyInto copies src into dst in place (dst.copy_(src)); gotch's own
-// Copy_ exits the process on failure.
-func copyInto(dst, src *ts.Tensor) {
-	libtch.AtCopy_(libtch.Ctensor(dst.Ctensor()), libtch.Ctensor(src.Ctensor()))
-	check(ts.TorchErr())
-}
-
 // size, deviceOf and contiguous replace gotch's MustSize, MustDevice and
 // MustIsContiguous, which exit the process on failure.
-func size(t *ts.Tensor) []int64 {
-	s, err := t.Size()
-	check(err)
-	return s
-}
-
-func deviceOf(t *ts.Tensor) gotch.Device {
-	d, err := t.Device()
-	check(err)
-	return d
-}
+func size(t *ts.Tensor) []int64          { return torchrt.Size(t) }
+func deviceOf(t *ts.Tensor) gotch.Device { return torchrt.DeviceOf(t) }
 
 func contiguous(t *ts.Tensor) bool {
 	c, err := t.IsContiguous()

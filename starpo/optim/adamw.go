@@ -108,7 +108,7 @@ func NewAdamW(params []model.Param, o Options) (a *AdamW, err error) {
 		}
 	}()
 	for _, p := range params {
-		shape, dev := sizeOf(p.T), deviceOf(p.T)
+		shape, dev := torchrt.Size(p.T), torchrt.DeviceOf(p.T)
 		m := torchrt.Must(ts.Zeros(shape, gotch.Float, dev))
 		a.state = append(a.state, moments{m: m})
 		a.state[len(a.state)-1].v = torchrt.Must(ts.Zeros(shape, gotch.Float, dev))
@@ -189,7 +189,7 @@ func (a *AdamW) update(i int) (err error) {
 	addScalar_(denom, o.Eps)
 	addcdiv_(w, s.Keep(mulScalar(st.m, -o.LR/bc1)), denom) // p += ((−lr/bc1)·m)/denom, as addcdiv_(m, denom, value=−lr/bc1)
 	if wOwned {
-		copyInto(p.T, w)
+		torchrt.CopyInto(p.T, w)
 	}
 	return nil
 }

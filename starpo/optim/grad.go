@@ -85,7 +85,7 @@ func gradNorm(params []model.Param) float64 {
 			acc = sum // a fresh tensor: accumulate into it
 			continue
 		}
-		if dev := deviceOf(acc); dev != deviceOf(sum) {
+		if dev := torchrt.DeviceOf(acc); dev != torchrt.DeviceOf(sum) {
 			sum = s.T(sum.ToDevice(dev, gotch.Double, false, false, false))
 		}
 		add_(acc, sum)

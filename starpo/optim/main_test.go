@@ -1,28 +1,17 @@
 package optim
 
 import (
-	"fmt"
-	"os"
-	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/internal/torchrt/torchtest"
 	"github.com/ragen-go/ragen/model"
 )
 
-// TestMain runs the tests on one locked OS thread with the binary's thread
-// settings: grad mode and gotch's error slot are thread-local.
-func TestMain(m *testing.M) {
-	runtime.LockOSThread()
-	if _, err := torchrt.ConfigureThreads(false); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(2)
-	}
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { torchtest.Main(m) }
 
 // leaf makes an fp32 leaf tensor that requires grad.
 func leaf(t *testing.T, vals []float32, shape ...int64) *ts.Tensor {

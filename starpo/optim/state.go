@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
@@ -38,7 +39,7 @@ func (a *AdamW) State() ([]safetensors.Tensor, map[string]string) {
 			t := x.t
 			tensors = append(tensors, safetensors.Tensor{
 				Name: x.prefix + p.Name, DType: "F32", Shape: shape,
-				Source: func() ([]byte, error) { return tensorBytes(t) },
+				Source: func() ([]byte, error) { return torchrt.TensorBytes(t, gotch.Float) },
 			})
 		}
 		meta[stepPrefix+p.Name] = strconv.Itoa(st.t)
@@ -87,8 +88,8 @@ func (a *AdamW) Load(path string) (err error) {
 			}{{expAvgPrefix, a.state[i].m}, {expAvgSqPrefix, a.state[i].v}} {
 				b, err := f.Bytes(x.prefix + p.Name)
 				torchrt.Check(err)
-				c := tensorFromBytes(b, sizeOf(x.t))
-				copyInto(x.t, c)
+				c := torchrt.Must(torchrt.TensorFromBytes(b, torchrt.Size(x.t), gotch.Float))
+				torchrt.CopyInto(x.t, c)
 				c.MustDrop()
 			}
 		}

@@ -71,7 +71,7 @@ func TestStateRoundTripIsBitIdentical(t *testing.T) {
 	copies := stateParams(t)
 	torchrt.NoGrad(func() error {
 		for j, p := range a.Params() {
-			copyInto(copies[j].T, p.T)
+			torchrt.CopyInto(copies[j].T, p.T)
 		}
 		return nil
 	})

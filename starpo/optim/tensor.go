@@ -1,8 +1,6 @@
 package optim
 
 import (
-	"unsafe"
-
 	"github.com/sugarme/gotch"
 	lib "github.com/sugarme/gotch/libtch"
 	"github.com/sugarme/gotch/ts"
@@ -41,13 +39,6 @@ func mulScalar(t *ts.Tensor, v float64) *ts.Tensor {
 	return torchrt.Must(t.MulScalar(ts.FloatScalar(v), false))
 }
 
-// copyInto copies src into dst in place (dst.copy_(src)), converting dtype
-// and device; gotch's own Copy_ exits the process on failure.
-func copyInto(dst, src *ts.Tensor) {
-	lib.AtCopy_(ct(dst), ct(src))
-	torchrt.Check(ts.TorchErr())
-}
-
 // gradOf is p's gradient, a handle sharing the gradient's storage that the
 // caller drops, or nil when the gradient is undefined.
 func gradOf(p *ts.Tensor) *ts.Tensor {
@@ -61,18 +52,6 @@ func gradOf(p *ts.Tensor) *ts.Tensor {
 	return g
 }
 
-func sizeOf(t *ts.Tensor) []int64 {
-	s, err := t.Size()
-	torchrt.Check(err)
-	return s
-}
-
-func deviceOf(t *ts.Tensor) gotch.Device {
-	d, err := t.Device()
-	torchrt.Check(err)
-	return d
-}
-
 // asFloat is t itself when it is fp32 (owned false), else an fp32 copy the
 // caller drops.
 func asFloat(t *ts.Tensor) (f *ts.Tensor, owned bool) {
@@ -80,44 +59,4 @@ func asFloat(t *ts.Tensor) (f *ts.Tensor, owned bool) {
 		return t, false
 	}
 	return torchrt.Must(t.Totype(gotch.Float, false)), true
-}
-
-// tensorBytes copies t out of libtorch as little-endian fp32 bytes.
-func tensorBytes(t *ts.Tensor) ([]byte, error) {
-	var b []byte
-	err := func() (err error) {
-		defer torchrt.Catch(&err, "reading optimiser state")
-		c := torchrt.Must(t.ToDevice(gotch.CPU, gotch.Float, false, true, false)) // a copy: never aliases the live state
-		defer c.MustDrop()
-		cc := torchrt.Must(c.Contiguous(false))
-		defer cc.MustDrop()
-		n := int(cc.Numel()) * 4
-		b = make([]byte, n)
-		if n > 0 {
-			p, err := cc.DataPtr()
-			torchrt.Check(err)
-			copy(b, unsafe.Slice((*byte)(p), n))
-		}
-		return nil
-	}()
-	return b, err
-}
-
-// tensorFromBytes makes a CPU fp32 tensor holding a copy of data.
-func tensorFromBytes(data []byte, shape []int64) *ts.Tensor {
-	dims := shape
-	if len(dims) == 0 {
-		dims = []int64{1}
-	}
-	var p unsafe.Pointer
-	if len(data) > 0 {
-		p = unsafe.Pointer(&data[0])
-	}
-	c := lib.AtTensorOfData(p, dims, uint(len(dims)), 4, int(gotch.Float.CKind()))
-	torchrt.Check(ts.TorchErr())
-	t := ts.FromCtensor(unsafe.Pointer(c))
-	if len(shape) == 0 {
-		return torchrt.Must(t.Reshape([]int64{}, true))
-	}
-	return t
 }
