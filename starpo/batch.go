@@ -1,0 +1,90 @@
+package starpo
+
+import (
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/rollout"
+)
+
+// batch is a left-padded set of trajectories in the shapes the update uses.
+// Token coordinates [B, L]: ids and the attention mask. Response
+// coordinates [B, L−1] (position j predicts token j+1, as RAGEN's
+// responses = input_ids[:, 1:]): the response mask (1 where token j+1 was
+// sampled), the log-probabilities it was sampled with, and the rewards.
+type batch struct {
+	B, L    int
+	ids     []int64     // [B·L]
+	attn    []int64     // [B·L]
+	resp    [][]float64 // [B][L−1]
+	oldLogp [][]float64 // [B][L−1]
+}
+
+func newBatch(trajs []rollout.Trajectory) *batch {
+	b := &batch{B: len(trajs)}
+	for _, t := range trajs {
+		b.L = max(b.L, len(t.IDs))
+	}
+	b.ids, b.attn = make([]int64, b.B*b.L), make([]int64, b.B*b.L)
+	b.resp, b.oldLogp = make([][]float64, b.B), make([][]float64, b.B)
+	for i, t := range trajs {
+		off := b.L - len(t.IDs) // left padding
+		for j, id := range t.IDs {
+			b.ids[i*b.L+off+j], b.attn[i*b.L+off+j] = int64(id), 1
+		}
+		b.resp[i], b.oldLogp[i] = make([]float64, b.L-1), make([]float64, b.L-1)
+		for j := 1; j < len(t.IDs); j++ { // token j of the trajectory sits at off+j
+			b.resp[i][off+j-1] = t.LossMask[j]
+			b.oldLogp[i][off+j-1] = t.OldLogProbs[j]
+		}
+	}
+	return b
+}
+
+// rows returns the tensors of rows [lo, hi): ids and attention [n, L]
+// int64 on dev.
+func (b *batch) rows(lo, hi int, dev gotch.Device) (ids, attn *ts.Tensor) {
+	n := int64(hi - lo)
+	L := int64(b.L)
+	return int64Rows(b.ids[lo*b.L:hi*b.L], n, L, dev), int64Rows(b.attn[lo*b.L:hi*b.L], n, L, dev)
+}
+
+func int64Rows(v []int64, n, L int64, dev gotch.Device) *ts.Tensor {
+	t := torchrt.Must(torchrt.Must(ts.OfSlice(v)).View([]int64{n, L}, true))
+	if dev.IsCuda() {
+		t = torchrt.Must(t.ToDevice(dev, gotch.Int64, false, false, true))
+	}
+	return t
+}
+
+// floatRows makes an fp32 [hi−lo, T] tensor of rows of m on dev.
+func floatRows(m [][]float64, lo, hi int, dev gotch.Device) *ts.Tensor {
+	T := len(m[lo])
+	flat := make([]float32, 0, (hi-lo)*T)
+	for _, r := range m[lo:hi] {
+		for _, v := range r {
+			flat = append(flat, float32(v))
+		}
+	}
+	t := torchrt.Must(torchrt.Must(ts.OfSlice(flat)).View([]int64{int64(hi - lo), int64(T)}, true))
+	if dev.IsCuda() {
+		t = torchrt.Must(t.ToDevice(dev, gotch.Float, false, false, true))
+	}
+	return t
+}
+
+// toRows copies an fp32 [n, T] tensor into Go rows.
+func toRows(t *ts.Tensor) [][]float64 {
+	sh := torchrt.Size(t)
+	flat := model.Float32s(t)
+	out := make([][]float64, sh[0])
+	for i := range out {
+		out[i] = make([]float64, sh[1])
+		for j := range out[i] {
+			out[i][j] = float64(flat[int64(i)*sh[1]+int64(j)])
+		}
+	}
+	return out
+}

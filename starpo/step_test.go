@@ -1,0 +1,107 @@
+package starpo
+
+import (
+	"math"
+	"path/filepath"
+	"runtime"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+)
+
+// One StarPO-S step end to end on a tiny random model: rollout on
+// SimpleSokoban, filter, critic values, GAE, critic and actor updates. The
+// weights of both models change and stay finite, and the metrics carry
+// RAGEN's names with finite values.
+func TestTrainerStep(t *testing.T) {
+	runtime.LockOSThread()
+	tok, err := tokenizer.Load(tokenizertest.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "tiny")
+	eos := 151645
+	cfg := model.Config{
+		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
+		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
+	}
+	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 2}); err != nil {
+		t.Fatal(err)
+	}
+	opt := model.Options{Device: gotch.CPU, DType: gotch.Float}
+	actor, err := model.LoadCausalLM(dir, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer actor.Drop()
+	critic, err := model.LoadValueModel(dir, opt, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer critic.Drop()
+	for _, ps := range [][]model.Param{actor.Params(), critic.Params()} {
+		if err := model.SetTrainable(ps, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	aopt, err := optim.NewAdamW(actor.Params(), optim.DefaultOptions(1e-3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer aopt.Drop()
+	copt, err := optim.NewAdamW(critic.Params(), optim.DefaultOptions(1e-3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer copt.Drop()
+	rc := rollout.DefaultConfig()
+	rc.EnvGroups, rc.GroupSize, rc.NGroups, rc.MaxTurn = 2, 3, []int{2}, 2
+	mgr, err := rollout.NewManager(rc, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sc := DefaultStepConfig()
+	sc.Gen.MaxTokens, sc.FilterRatio, sc.MicroBatch, sc.ChunkRows = 6, 0.5, 2, 64
+	tr := &Trainer{Cfg: sc, Actor: actor, Critic: critic, Tok: tok, Envs: mgr, ActorOpt: aopt, CriticOpt: copt}
+
+	before := model.Float32s(actor.Norm.Weight)
+	cBefore := model.Float32s(critic.Score.Weight)
+	met, err := tr.Step(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"actor/pg_loss", "actor/pg_clipfrac", "actor/entropy_loss", "actor/grad_norm", "critic/vf_loss", "critic/grad_norm", "rollout/in_group_std", "train/SimpleSokoban/success", "timing_s/step"} {
+		v, ok := met[k]
+		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("metric %s = %v (present %v)", k, v, ok)
+		}
+	}
+	if met["actor/step_skipped"] != 0 || met["critic/step_skipped"] != 0 {
+		t.Fatalf("an optimiser step was skipped: %v", met)
+	}
+	changed := func(a, b []float32) bool {
+		diff := false
+		for i := range a {
+			if math.IsNaN(float64(b[i])) || math.IsInf(float64(b[i]), 0) {
+				t.Fatalf("weight %d is not finite after the step", i)
+			}
+			diff = diff || a[i] != b[i]
+		}
+		return diff
+	}
+	if !changed(before, model.Float32s(actor.Norm.Weight)) {
+		t.Error("actor weights did not change")
+	}
+	if !changed(cBefore, model.Float32s(critic.Score.Weight)) {
+		t.Error("critic head did not change")
+	}
+	t.Logf("pg_loss %.4g vf_loss %.4g entropy %.4g actor grad %.3g critic grad %.3g",
+		met["actor/pg_loss"], met["critic/vf_loss"], met["actor/entropy_loss"], met["actor/grad_norm"], met["critic/grad_norm"])
+}
