@@ -2,6 +2,7 @@ package starpo
 
 import (
 	"math"
+	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
@@ -19,33 +20,37 @@ import (
 // SimpleSokoban, filter, critic values, GAE, critic and actor updates. The
 // weights of both models change and stay finite, and the metrics carry
 // RAGEN's names with finite values.
-func TestTrainerStep(t *testing.T) {
+// newTinyTrainer builds a StarPO-S trainer on a tiny random model with the
+// real vocabulary (the checkpoint folder is shared by calls with one dir).
+func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer {
+	t.Helper()
 	runtime.LockOSThread()
 	tok, err := tokenizer.Load(tokenizertest.Path(t))
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "tiny")
 	eos := 151645
 	cfg := model.Config{
 		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
 		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
 		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
 	}
-	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 2}); err != nil {
-		t.Fatal(err)
+	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
+		if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 2}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	opt := model.Options{Device: gotch.CPU, DType: gotch.Float}
 	actor, err := model.LoadCausalLM(dir, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer actor.Drop()
+	t.Cleanup(actor.Drop)
 	critic, err := model.LoadValueModel(dir, opt, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer critic.Drop()
+	t.Cleanup(critic.Drop)
 	for _, ps := range [][]model.Param{actor.Params(), critic.Params()} {
 		if err := model.SetTrainable(ps, true); err != nil {
 			t.Fatal(err)
@@ -55,22 +60,26 @@ func TestTrainerStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer aopt.Drop()
+	t.Cleanup(aopt.Drop)
 	copt, err := optim.NewAdamW(critic.Params(), optim.DefaultOptions(1e-3))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer copt.Drop()
+	t.Cleanup(copt.Drop)
 	rc := rollout.DefaultConfig()
-	rc.EnvGroups, rc.GroupSize, rc.NGroups, rc.MaxTurn = 2, 3, []int{2}, 2
+	rc.EnvGroups, rc.GroupSize, rc.NGroups, rc.MaxTurn = groups, size, []int{groups}, turns
 	mgr, err := rollout.NewManager(rc, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sc := DefaultStepConfig()
 	sc.Gen.MaxTokens, sc.FilterRatio, sc.MicroBatch, sc.ChunkRows = 6, 0.5, 2, 64
-	tr := &Trainer{Cfg: sc, Actor: actor, Critic: critic, Tok: tok, Envs: mgr, ActorOpt: aopt, CriticOpt: copt}
+	return &Trainer{Cfg: sc, Actor: actor, Critic: critic, Tok: tok, Envs: mgr, ActorOpt: aopt, CriticOpt: copt}
+}
 
+func TestTrainerStep(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 3, 2)
+	actor, critic := tr.Actor, tr.Critic
 	before := model.Float32s(actor.Norm.Weight)
 	cBefore := model.Float32s(critic.Score.Weight)
 	met, err := tr.Step(0)
@@ -104,4 +113,53 @@ func TestTrainerStep(t *testing.T) {
 	}
 	t.Logf("pg_loss %.4g vf_loss %.4g entropy %.4g actor grad %.3g critic grad %.3g",
 		met["actor/pg_loss"], met["critic/vf_loss"], met["actor/entropy_loss"], met["actor/grad_norm"], met["critic/grad_norm"])
+}
+
+// Resuming from a checkpoint continues exactly: step 1 after save+load
+// gives bit-identical weights to step 1 run straight on.
+func TestCheckpointResume(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	root := filepath.Join(t.TempDir(), "checkpoints")
+	a := newTinyTrainer(t, dir, 2, 2, 1)
+	if _, err := a.Step(0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.SaveCheckpoint(root, 1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Step(1); err != nil {
+		t.Fatal(err)
+	}
+
+	b := newTinyTrainer(t, dir, 2, 2, 1)
+	latest, err := LatestCheckpoint(root)
+	if err != nil || filepath.Base(latest) != "step-000001" {
+		t.Fatalf("latest checkpoint %q, %v", latest, err)
+	}
+	step, err := b.LoadCheckpoint(latest)
+	if err != nil || step != 1 {
+		t.Fatalf("resumed at step %d, %v; want 1", step, err)
+	}
+	if b.ActorOpt.Steps() != a.ActorOpt.Steps()-1 {
+		t.Fatalf("optimiser steps %d after resume, want %d", b.ActorOpt.Steps(), a.ActorOpt.Steps()-1)
+	}
+	if _, err := b.Step(1); err != nil {
+		t.Fatal(err)
+	}
+	pa, pb := a.Actor.Params(), b.Actor.Params()
+	for i := range pa {
+		x, y := model.Float32s(pa[i].T), model.Float32s(pb[i].T)
+		for j := range x {
+			if x[j] != y[j] {
+				t.Fatalf("%s[%d]: %v straight on, %v after resume", pa[i].Name, j, x[j], y[j])
+			}
+		}
+	}
+	// A half-written checkpoint is never picked up.
+	if err := os.MkdirAll(filepath.Join(root, "step-000002.partial"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if latest2, _ := LatestCheckpoint(root); latest2 != latest {
+		t.Fatalf("latest became %s", latest2)
+	}
 }

@@ -1,0 +1,164 @@
+package starpo
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/model/safetensors"
+)
+
+// A checkpoint is a folder checkpoints/step-NNNNNN holding actor.safetensors,
+// critic.safetensors, their optimiser states and trainer.json. It is written
+// as step-NNNNNN.partial and renamed into place, and the file "latest" is
+// replaced (also by rename) only then, so a crash at any moment leaves the
+// previous checkpoint intact and never a half-written one.
+
+// trainerState is trainer.json.
+type trainerState struct {
+	Step int `json:"step"` // steps completed
+}
+
+const latestFile = "latest"
+
+// SaveCheckpoint writes the trainer's state after `step` completed steps
+// under root (a run's checkpoints folder) and returns the folder.
+func (t *Trainer) SaveCheckpoint(root string, step int) (string, error) {
+	name := fmt.Sprintf("step-%06d", step)
+	final := filepath.Join(root, name)
+	tmp := final + ".partial"
+	if err := os.RemoveAll(tmp); err != nil {
+		return "", err
+	}
+	if err := os.MkdirAll(tmp, 0o755); err != nil {
+		return "", fmt.Errorf("creating checkpoint folder: %w", err)
+	}
+	for _, part := range []struct {
+		file   string
+		params []model.Param
+	}{{"actor.safetensors", t.Actor.Params()}, {"critic.safetensors", t.Critic.Params()}} {
+		if err := saveParams(filepath.Join(tmp, part.file), part.params); err != nil {
+			return "", err
+		}
+	}
+	if err := t.ActorOpt.Save(filepath.Join(tmp, "actor_optim.safetensors")); err != nil {
+		return "", err
+	}
+	if err := t.CriticOpt.Save(filepath.Join(tmp, "critic_optim.safetensors")); err != nil {
+		return "", err
+	}
+	data, _ := json.MarshalIndent(trainerState{Step: step}, "", "  ")
+	if err := os.WriteFile(filepath.Join(tmp, "trainer.json"), append(data, '\n'), 0o644); err != nil {
+		return "", err
+	}
+	if err := os.RemoveAll(final); err != nil {
+		return "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return "", fmt.Errorf("moving checkpoint into place: %w", err)
+	}
+	ptr := filepath.Join(root, latestFile)
+	if err := os.WriteFile(ptr+".tmp", []byte(name+"\n"), 0o644); err != nil {
+		return "", err
+	}
+	return final, os.Rename(ptr+".tmp", ptr)
+}
+
+// LatestCheckpoint is the folder "latest" names under root, or "" when
+// there is none.
+func LatestCheckpoint(root string) (string, error) {
+	b, err := os.ReadFile(filepath.Join(root, latestFile))
+	if os.IsNotExist(err) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	dir := filepath.Join(root, strings.TrimSpace(string(b)))
+	if _, err := os.Stat(filepath.Join(dir, "trainer.json")); err != nil {
+		return "", fmt.Errorf("checkpoint %s named by %s is incomplete: %w", dir, filepath.Join(root, latestFile), err)
+	}
+	return dir, nil
+}
+
+// LoadCheckpoint restores weights and optimiser states from dir and returns
+// the number of steps completed.
+func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
+	var st trainerState
+	b, err := os.ReadFile(filepath.Join(dir, "trainer.json"))
+	if err != nil {
+		return 0, fmt.Errorf("reading checkpoint: %w", err)
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return 0, fmt.Errorf("%s: %w", filepath.Join(dir, "trainer.json"), err)
+	}
+	if err := loadParams(filepath.Join(dir, "actor.safetensors"), t.Actor.Params()); err != nil {
+		return 0, err
+	}
+	if err := loadParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
+		return 0, err
+	}
+	if err := t.ActorOpt.Load(filepath.Join(dir, "actor_optim.safetensors")); err != nil {
+		return 0, err
+	}
+	if err := t.CriticOpt.Load(filepath.Join(dir, "critic_optim.safetensors")); err != nil {
+		return 0, err
+	}
+	return st.Step, nil
+}
+
+// saveParams writes parameters in fp32 under their HuggingFace names.
+func saveParams(path string, params []model.Param) error {
+	tensors := make([]safetensors.Tensor, 0, len(params))
+	for _, p := range params {
+		p := p
+		tensors = append(tensors, safetensors.Tensor{
+			Name: p.Name, DType: safetensors.F32, Shape: torchrt.Size(p.T),
+			Source: func() ([]byte, error) { return torchrt.TensorBytes(p.T, gotch.Float) },
+		})
+	}
+	return safetensors.Write(path, tensors, map[string]string{"format": "pt"})
+}
+
+// loadParams copies a saveParams file into the parameters in place,
+// checking that names and shapes match exactly.
+func loadParams(path string, params []model.Param) (err error) {
+	f, err := safetensors.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if n := len(f.Names()); n != len(params) {
+		return fmt.Errorf("%s holds %d tensors, the model has %d", path, n, len(params))
+	}
+	return torchrt.NoGrad(func() (err error) {
+		defer torchrt.Catch(&err, "loading "+path)
+		for _, p := range params {
+			info, err := f.Info(p.Name)
+			if err != nil {
+				return err
+			}
+			data, err := f.Bytes(p.Name)
+			if err != nil {
+				return err
+			}
+			c, err := torchrt.TensorFromBytes(data, info.Shape, gotch.Float)
+			if err != nil {
+				return fmt.Errorf("%s: tensor %s: %w", path, p.Name, err)
+			}
+			if want := torchrt.Size(p.T); fmt.Sprint(want) != fmt.Sprint(info.Shape) {
+				c.MustDrop()
+				return fmt.Errorf("%s: tensor %s has shape %v, the model %v", path, p.Name, info.Shape, want)
+			}
+			torchrt.CopyInto(p.T, c)
+			c.MustDrop()
+		}
+		return nil
+	})
+}
