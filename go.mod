@@ -8,6 +8,7 @@ require (
 	github.com/rs/zerolog v1.35.1
 	github.com/spf13/pflag v1.1.0
 	github.com/sugarme/gotch v0.9.1
+	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/text v0.44.0
 )
 

@@ -18,33 +18,37 @@ import (
 
 // StepConfig holds the algorithm settings of one StarPO(-S) PPO step.
 type StepConfig struct {
-	Gen         GenOptions   // rollout sampling
-	FilterRatio float64      // StarPO-S: keep this share of groups (1 = all)
-	FilterMode  string       // "std" (highest in-group std) or "std_rev"
-	Gamma       float64      // GAE discount
-	Lambda      float64      // GAE λ
-	ClipLow     float64      // ε_low
-	ClipHigh    float64      // ε_high (clip-higher)
-	ClipC       float64      // dual-clip bound
-	ValueClip   float64      // critic value clipping
-	EntropyCoef float64      // entropy bonus
-	AggMode     loss.AggMode // loss aggregation
-	MicroBatch  int          // trajectories per forward/backward
-	GradClip    float64      // global gradient-norm clip
-	ChunkRows   int          // lm-head chunk for training scores
+	Gen          GenOptions   // rollout sampling
+	AdvEstimator string       // "gae" (PPO with the critic) or "grpo" (no critic)
+	RewardNorm   string       // score normalisation per initial state: identity, mean, mean_std, asym_clip
+	FilterRatio  float64      // StarPO-S: keep this share of groups (1 = all)
+	FilterMode   string       // "std" (highest in-group std) or "std_rev"
+	Gamma        float64      // GAE discount
+	Lambda       float64      // GAE λ
+	ClipLow      float64      // ε_low
+	ClipHigh     float64      // ε_high (clip-higher)
+	ClipC        float64      // dual-clip bound
+	ValueClip    float64      // critic value clipping
+	EntropyCoef  float64      // entropy bonus
+	AggMode      loss.AggMode // loss aggregation
+	MicroBatch   int          // trajectories per forward/backward
+	GradClip     float64      // global gradient-norm clip
+	ChunkRows    int          // lm-head chunk for training scores
 }
 
 // DefaultStepConfig is StarPO-S with RAGEN's defaults (spec §1.3, §9.11).
 func DefaultStepConfig() StepConfig {
 	return StepConfig{
-		Gen:         GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 400, Stop: []string{"</answer>"}},
+		Gen:          GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 400, Stop: []string{"</answer>"}},
+		AdvEstimator: "gae", RewardNorm: advantage.NormIdentity,
 		FilterRatio: 0.25, FilterMode: advantage.FilterStd, Gamma: 1, Lambda: 1,
 		ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001,
 		AggMode: loss.TokenMean, MicroBatch: 1, GradClip: 1,
 	}
 }
 
-// Trainer runs PPO steps of StarPO with a critic (GAE).
+// Trainer runs PPO steps of StarPO: with the critic (GAE), or critic-free
+// with GRPO (Critic and CriticOpt nil).
 type Trainer struct {
 	Cfg       StepConfig
 	Actor     *model.CausalLM
@@ -77,9 +81,14 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	}
 	met["timing_s/gen"] = time.Since(t0).Seconds()
 
-	scores := make([]float64, len(trajs))
+	scores, groups := make([]float64, len(trajs)), make([]int, len(trajs))
 	for i, tr := range trajs {
-		scores[i] = tr.Score
+		scores[i], groups[i] = tr.Score, tr.GroupID
+	}
+	// RAGEN normalises by initial-state group before the filter sees the
+	// scores (spec §3.8 step 6).
+	if scores, err = advantage.NormalizeScores(scores, groups, t.Cfg.RewardNorm); err != nil {
+		return nil, err
 	}
 	keep, fs, err := advantage.FilterGroups(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode)
 	if err != nil {
@@ -89,28 +98,41 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 		met[k] = v
 	}
 	var kept []rollout.Trajectory
+	var keptScores []float64
 	for _, r := range advantage.Rows(keep, rc.GroupSize) {
 		kept = append(kept, trajs[r])
+		keptScores = append(keptScores, scores[r])
 	}
 	b := newBatch(kept)
 	rewards := make([][]float64, b.B)
-	for i, tr := range kept {
-		rewards[i] = advantage.PlaceScore(b.resp[i], tr.Score)
+	for i := range kept {
+		rewards[i] = advantage.PlaceScore(b.resp[i], keptScores[i])
 	}
+	met["critic/score/mean"] = meanOf(keptScores)
 
 	t1 := time.Now()
-	oldV := t.values(b)
-	adv, returns := advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
-	if adv, err = advantage.WhitenMasked(adv, b.resp); err != nil {
-		return nil, err
+	var adv, returns, oldV [][]float64
+	switch t.Cfg.AdvEstimator {
+	case "grpo":
+		adv, _ = advantage.GRPOOutcome(rewards, b.resp)
+	case "gae":
+		oldV = t.values(b)
+		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
+		if adv, err = advantage.WhitenMasked(adv, b.resp); err != nil {
+			return nil, err
+		}
+	default:
+		return nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
 	}
-	met["timing_s/values_adv"] = time.Since(t1).Seconds()
+	met["timing_s/adv"] = time.Since(t1).Seconds()
 
-	t2 := time.Now()
-	if err := t.updateCritic(b, oldV, returns, met); err != nil {
-		return nil, err
+	if t.Cfg.AdvEstimator == "gae" {
+		t2 := time.Now()
+		if err := t.updateCritic(b, oldV, returns, met); err != nil {
+			return nil, err
+		}
+		met["timing_s/update_critic"] = time.Since(t2).Seconds()
 	}
-	met["timing_s/update_critic"] = time.Since(t2).Seconds()
 	t3 := time.Now()
 	if err := t.updateActor(b, adv, met); err != nil {
 		return nil, err
@@ -250,4 +272,15 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
+}
+
+func meanOf(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }

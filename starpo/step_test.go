@@ -163,3 +163,20 @@ func TestCheckpointResume(t *testing.T) {
 		t.Fatalf("latest became %s", latest2)
 	}
 }
+
+// GRPO: no critic, mean_std normalisation per group, one actor update.
+func TestTrainerStepGRPO(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 3, 1)
+	tr.Critic, tr.CriticOpt = nil, nil
+	tr.Cfg.AdvEstimator, tr.Cfg.RewardNorm, tr.Cfg.FilterRatio = "grpo", "mean_std", 1
+	met, err := tr.Step(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := met["critic/vf_loss"]; ok {
+		t.Fatal("GRPO ran a critic update")
+	}
+	if v, ok := met["actor/pg_loss"]; !ok || math.IsNaN(v) {
+		t.Fatalf("actor/pg_loss = %v, %v", v, ok)
+	}
+}

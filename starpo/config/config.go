@@ -1,0 +1,171 @@
+// Package config is the typed configuration of a StarPO run: RAGEN's
+// defaults (spec §1.3, §9.11), YAML presets in configs/, --set overrides,
+// unknown keys rejected, the effective config saved with the run.
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Config is one training run.
+type Config struct {
+	Name      string    `yaml:"name"`       // experiment name
+	Seed      int64     `yaml:"seed"`       // training env seeds start here (RAGEN seed.train)
+	ValSeed   int64     `yaml:"val_seed"`   // fixed validation seeds start here (seed.val)
+	Steps     int       `yaml:"steps"`      // training steps (total_training_steps)
+	ValEvery  int       `yaml:"val_every"`  // validate every N steps (test_freq); 0 = only before and after
+	SaveEvery int       `yaml:"save_every"` // checkpoint every N steps; 0 = only at the end
+	DType     string    `yaml:"dtype"`      // auto, fp32, bf16, fp16
+	Device    string    `yaml:"device"`     // auto, cpu, cuda, cuda:N
+	Train     Envs      `yaml:"train"`      // training environments
+	Val       Envs      `yaml:"val"`        // validation environments
+	Agent     Agent     `yaml:"agent"`      // turn and action limits
+	Rollout   Rollout   `yaml:"rollout"`    // sampling
+	Algorithm Algorithm `yaml:"algorithm"`  // advantages and losses
+	Actor     Optim     `yaml:"actor"`      // actor optimiser
+	Critic    Optim     `yaml:"critic"`     // critic optimiser
+}
+
+// Envs is an environment group layout: n_groups[i] groups of tags[i].
+type Envs struct {
+	Tags      []string `yaml:"tags"`       // environment tags
+	NGroups   []int    `yaml:"n_groups"`   // groups per tag, summing to env_groups
+	EnvGroups int      `yaml:"env_groups"` // groups in all
+	GroupSize int      `yaml:"group_size"` // members per group (same seed)
+}
+
+// Agent holds the per-episode limits.
+type Agent struct {
+	MaxTurn           int     `yaml:"max_turn"`             // turns per episode
+	MaxActionsPerTurn int     `yaml:"max_actions_per_turn"` // actions kept per answer
+	EnableThink       bool    `yaml:"enable_think"`         // force <think>…</think>
+	FormatPenalty     float64 `yaml:"format_penalty"`       // per offending turn
+	MaxContextWindow  int     `yaml:"max_context_window"`   // turns shown; -1 = all
+}
+
+// Rollout holds the sampling settings.
+type Rollout struct {
+	Temperature    float64 `yaml:"temperature"`     // training sampling temperature
+	TopP           float64 `yaml:"top_p"`           // nucleus mass
+	TopK           int     `yaml:"top_k"`           // -1 = off
+	ResponseLength int     `yaml:"response_length"` // tokens per turn
+	ValTemperature float64 `yaml:"val_temperature"` // validation sampling temperature
+}
+
+// Algorithm holds the StarPO settings.
+type Algorithm struct {
+	AdvEstimator string  `yaml:"adv_estimator"` // gae (PPO with critic) or grpo
+	Gamma        float64 `yaml:"gamma"`         // GAE discount
+	Lambda       float64 `yaml:"lambda"`        // GAE λ
+	RewardNorm   string  `yaml:"reward_norm"`   // identity, mean, mean_std, asym_clip (per initial state)
+	FilterRatio  float64 `yaml:"filter_ratio"`  // StarPO-S: share of groups kept
+	FilterType   string  `yaml:"filter_type"`   // std or std_rev
+	ClipLow      float64 `yaml:"clip_low"`      // ε_low
+	ClipHigh     float64 `yaml:"clip_high"`     // ε_high
+	ClipC        float64 `yaml:"clip_c"`        // dual clip
+	ValueClip    float64 `yaml:"value_clip"`    // critic value clipping
+	EntropyCoef  float64 `yaml:"entropy_coef"`  // entropy bonus
+	LossAggMode  string  `yaml:"loss_agg_mode"` // token-mean, seq-mean-token-mean, seq-mean-token-sum
+	MicroBatch   int     `yaml:"micro_batch"`   // trajectories per forward/backward
+	LMHeadChunk  int     `yaml:"lm_head_chunk"` // positions per lm-head chunk in training
+}
+
+// Optim holds one AdamW.
+type Optim struct {
+	LR          float64 `yaml:"lr"`           // learning rate
+	WeightDecay float64 `yaml:"weight_decay"` // decoupled weight decay
+	GradClip    float64 `yaml:"grad_clip"`    // global gradient-norm clip
+}
+
+// Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).
+func Default() Config {
+	return Config{
+		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, DType: "auto", Device: "auto",
+		Train:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
+		Val:       Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},
+		Agent:     Agent{MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1},
+		Rollout:   Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
+		Algorithm: Algorithm{AdvEstimator: "gae", Gamma: 1, Lambda: 1, RewardNorm: "identity", FilterRatio: 0.25, FilterType: "std", ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001, LossAggMode: "token-mean", MicroBatch: 1, LMHeadChunk: 1024},
+		Actor:     Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1},
+		Critic:    Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1},
+	}
+}
+
+// Load reads a preset over the defaults, then applies key=value overrides
+// (dotted keys, values in YAML syntax). Unknown keys are errors naming them.
+func Load(path string, sets []string) (Config, error) {
+	tree := map[string]any{}
+	if path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return Config{}, fmt.Errorf("reading config: %w", err)
+		}
+		if err := yaml.Unmarshal(data, &tree); err != nil {
+			return Config{}, fmt.Errorf("%s: %w", path, err)
+		}
+		if tree == nil {
+			tree = map[string]any{}
+		}
+	}
+	for _, kv := range sets {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || k == "" {
+			return Config{}, fmt.Errorf("--set %q is not key=value", kv)
+		}
+		var val any
+		if err := yaml.Unmarshal([]byte(v), &val); err != nil {
+			return Config{}, fmt.Errorf("--set %s: value %q: %w", k, v, err)
+		}
+		if err := setPath(tree, strings.Split(k, "."), val); err != nil {
+			return Config{}, fmt.Errorf("--set %s: %w", k, err)
+		}
+	}
+	merged, err := yaml.Marshal(tree)
+	if err != nil {
+		return Config{}, err
+	}
+	c := Default()
+	dec := yaml.NewDecoder(bytes.NewReader(merged))
+	dec.KnownFields(true)
+	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
+		where := "the configuration"
+		if path != "" {
+			where = path
+		}
+		return Config{}, fmt.Errorf("%s: %w", where, err)
+	}
+	return c, c.Validate()
+}
+
+func setPath(tree map[string]any, keys []string, val any) error {
+	for i, k := range keys[:len(keys)-1] {
+		next, ok := tree[k]
+		if !ok {
+			m := map[string]any{}
+			tree[k] = m
+			tree = m
+			continue
+		}
+		m, ok := next.(map[string]any)
+		if !ok {
+			return fmt.Errorf("%s is not a section", strings.Join(keys[:i+1], "."))
+		}
+		tree = m
+	}
+	tree[keys[len(keys)-1]] = val
+	return nil
+}
+
+// Save writes the effective configuration.
+func (c Config) Save(path string) error {
+	data, err := yaml.Marshal(c)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}

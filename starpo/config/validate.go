@@ -1,0 +1,56 @@
+package config
+
+import (
+	"fmt"
+
+	"github.com/ragen-go/ragen/envs"
+)
+
+// Validate checks the configuration before any work, naming the key at fault.
+func (c Config) Validate() error {
+	for _, e := range []struct {
+		key string
+		v   Envs
+	}{{"train", c.Train}, {"val", c.Val}} {
+		if err := e.v.validate(e.key); err != nil {
+			return err
+		}
+	}
+	switch {
+	case c.Steps < 0:
+		return fmt.Errorf("steps %d must be ≥ 0", c.Steps)
+	case c.ValEvery < 0 || c.SaveEvery < 0:
+		return fmt.Errorf("val_every and save_every must be ≥ 0")
+	case c.Agent.MaxTurn < 1 || c.Agent.MaxActionsPerTurn < 1:
+		return fmt.Errorf("agent.max_turn and agent.max_actions_per_turn must be ≥ 1")
+	case c.Rollout.ResponseLength < 1:
+		return fmt.Errorf("rollout.response_length %d must be ≥ 1", c.Rollout.ResponseLength)
+	case c.Algorithm.AdvEstimator != "gae" && c.Algorithm.AdvEstimator != "grpo":
+		return fmt.Errorf("algorithm.adv_estimator %q is not gae or grpo", c.Algorithm.AdvEstimator)
+	case c.Algorithm.MicroBatch < 1:
+		return fmt.Errorf("algorithm.micro_batch %d must be ≥ 1", c.Algorithm.MicroBatch)
+	case c.Actor.LR < 0 || c.Critic.LR < 0:
+		return fmt.Errorf("learning rates must be ≥ 0")
+	}
+	return nil
+}
+
+func (e Envs) validate(key string) error {
+	if len(e.Tags) == 0 || len(e.Tags) != len(e.NGroups) {
+		return fmt.Errorf("%s.tags and %s.n_groups must be lists of the same non-zero length", key, key)
+	}
+	sum := 0
+	for i, tag := range e.Tags {
+		if _, err := envs.Lookup(tag); err != nil {
+			return fmt.Errorf("%s.tags: %w", key, err)
+		}
+		sum += e.NGroups[i]
+	}
+	if sum != e.EnvGroups {
+		return fmt.Errorf("%s.n_groups sum to %d, but %s.env_groups is %d", key, sum, key, e.EnvGroups)
+	}
+	if e.GroupSize < 1 {
+		return fmt.Errorf("%s.group_size %d must be ≥ 1", key, e.GroupSize)
+	}
+	return nil
+}
