@@ -1,0 +1,125 @@
+package main
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/tokenizer"
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+)
+
+// policyCheckpoint writes a tiny random Qwen2 with the real vocabulary and
+// tokenizer files, in HuggingFace's layout.
+func policyCheckpoint(t *testing.T) string {
+	t.Helper()
+	src := tokenizertest.Path(t)
+	if st, err := os.Stat(src); err == nil && !st.IsDir() {
+		src = filepath.Dir(src)
+	}
+	tok, err := tokenizer.Load(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "policy")
+	eos := 151645
+	cfg := model.Config{
+		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
+		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
+		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
+	}
+	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
+		if b, err := os.ReadFile(filepath.Join(src, f)); err == nil {
+			os.WriteFile(filepath.Join(dir, f), b, 0o644)
+		}
+	}
+	return dir
+}
+
+func runTrainCmd(args ...string) (int, string) {
+	var out, errb strings.Builder
+	code := runMain(append([]string{"train"}, args...), &out, &errb)
+	return code, errb.String()
+}
+
+// The smoke preset end to end: metrics, trajectories, checkpoint, an export
+// that loads back, and --resume continuing the step count.
+func TestTrainSmoke(t *testing.T) {
+	dir := policyCheckpoint(t)
+	out := filepath.Join(t.TempDir(), "run")
+	if code, errOut := runTrainCmd("--config", "../../configs/smoke.yaml", "--model", dir, "--out", out); code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	for _, f := range []string{"config.yaml", "metrics.jsonl", "checkpoints/latest", "checkpoints/step-000002/trainer.json", "trajectories/val-step-000000.jsonl", "trajectories/val-step-000002.jsonl", "export/config.json", "export/model.safetensors", "export/tokenizer.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("run folder lacks %s", f)
+		}
+	}
+	lines := metricLines(t, out)
+	if len(lines) != 4 { // val, step 1, step 2, val
+		t.Fatalf("%d metrics lines, want 4:\n%s", len(lines), strings.Join(lines, "\n"))
+	}
+	for _, want := range []string{`"val-env/Bandit/success"`, `"actor/pg_loss"`, `"critic/vf_loss"`, `"rollout/in_group_std"`} {
+		if !strings.Contains(strings.Join(lines, "\n"), want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	m, err := model.LoadCausalLM(filepath.Join(out, "export"), model.Options{Device: gotch.CPU, DType: gotch.Float})
+	if err != nil {
+		t.Fatalf("the export does not load back: %v", err)
+	}
+	m.Drop()
+
+	if code, errOut := runTrainCmd("--config", "../../configs/smoke.yaml", "--model", dir, "--out", out, "--resume", "--set", "steps=3"); code != 0 {
+		t.Fatalf("resume: exit %d: %s", code, errOut)
+	}
+	if _, err := os.Stat(filepath.Join(out, "checkpoints/step-000003/trainer.json")); err != nil {
+		t.Fatal("resume did not reach step 3")
+	}
+	if n := len(metricLines(t, out)); n != 6 { // + step 3, val
+		t.Fatalf("%d metrics lines after resuming for one step, want 6", n)
+	}
+}
+
+func metricLines(t *testing.T, run string) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(run, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var lines []string
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+	}
+	return lines
+}
+
+// Bad input is refused before any work starts.
+func TestTrainBadInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--config", "../../configs/smoke.yaml"}, "--model is required"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--model", filepath.Join(dir, "nope")}, "not a checkpoint folder"},
+		{[]string{"--config", "../../configs/nope.yaml", "--model", dir}, "nope.yaml"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "algorithm.fliter_ratio=1", "--model", dir}, "fliter_ratio"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "train.tags=[Chess]", "--model", dir}, `unknown environment tag "Chess"`},
+	} {
+		code, errOut := runTrainCmd(tc.args...)
+		if code == 0 || !strings.Contains(errOut, tc.want) {
+			t.Errorf("ragen train %v: exit %d, %q; want an error containing %q", tc.args, code, errOut, tc.want)
+		}
+	}
+}

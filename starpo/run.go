@@ -1,0 +1,249 @@
+package starpo
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog/log"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/config"
+	"github.com/ragen-go/ragen/starpo/loss"
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+)
+
+// Run is a training run in its folder: config.yaml (effective), metrics.jsonl,
+// trajectories/, checkpoints/, export/.
+type Run struct {
+	Cfg     config.Config
+	Dir     string
+	Model   string // checkpoint folder the run starts from
+	Trainer *Trainer
+	Val     *rollout.Manager
+	Stop    func() bool // polled between steps (Ctrl-C); nil = never
+	metrics *os.File
+}
+
+// NewRun loads the models and builds the trainer; nothing is written yet.
+func NewRun(cfg config.Config, modelDir, out string, opt model.Options) (*Run, error) {
+	tok, err := tokenizer.Load(modelDir)
+	if err != nil {
+		return nil, err
+	}
+	actor, err := model.LoadCausalLM(modelDir, opt)
+	if err != nil {
+		return nil, err
+	}
+	t := &Trainer{Cfg: stepConfig(cfg), Actor: actor, Tok: tok}
+	if err := model.SetTrainable(actor.Params(), true); err != nil {
+		return nil, err
+	}
+	if t.ActorOpt, err = optim.NewAdamW(actor.Params(), optimOptions(cfg.Actor)); err != nil {
+		return nil, fmt.Errorf("actor optimiser: %w", err)
+	}
+	if cfg.Algorithm.AdvEstimator == "gae" {
+		if t.Critic, err = model.LoadValueModel(modelDir, opt, cfg.Seed); err != nil {
+			return nil, err
+		}
+		if err := model.SetTrainable(t.Critic.Params(), true); err != nil {
+			return nil, err
+		}
+		if t.CriticOpt, err = optim.NewAdamW(t.Critic.Params(), optimOptions(cfg.Critic)); err != nil {
+			return nil, fmt.Errorf("critic optimiser: %w", err)
+		}
+	}
+	if t.Envs, err = rollout.NewManager(rolloutConfig(cfg, cfg.Train, cfg.Seed), tok); err != nil {
+		return nil, err
+	}
+	val, err := rollout.NewManager(rolloutConfig(cfg, cfg.Val, cfg.ValSeed), tok)
+	if err != nil {
+		return nil, err
+	}
+	return &Run{Cfg: cfg, Dir: out, Model: modelDir, Trainer: t, Val: val}, nil
+}
+
+func optimOptions(o config.Optim) optim.Options {
+	oo := optim.DefaultOptions(o.LR)
+	oo.WeightDecay = o.WeightDecay
+	return oo
+}
+
+func rolloutConfig(c config.Config, e config.Envs, seed int64) rollout.Config {
+	rc := rollout.DefaultConfig()
+	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.Seed = e.Tags, e.NGroups, e.EnvGroups, e.GroupSize, seed
+	rc.MaxTurn, rc.MaxActionsPerTurn, rc.EnableThink = c.Agent.MaxTurn, c.Agent.MaxActionsPerTurn, c.Agent.EnableThink
+	rc.FormatPenalty, rc.MaxContextWindow = c.Agent.FormatPenalty, c.Agent.MaxContextWindow
+	return rc
+}
+
+func stepConfig(c config.Config) StepConfig {
+	s := DefaultStepConfig()
+	a := c.Algorithm
+	s.Gen.Sampling = model.Sampling{Temperature: c.Rollout.Temperature, TopP: c.Rollout.TopP, TopK: c.Rollout.TopK}
+	s.Gen.MaxTokens, s.Gen.Seed = c.Rollout.ResponseLength, c.Seed
+	s.AdvEstimator, s.RewardNorm, s.FilterRatio, s.FilterMode = a.AdvEstimator, a.RewardNorm, a.FilterRatio, a.FilterType
+	s.Gamma, s.Lambda, s.ClipLow, s.ClipHigh, s.ClipC = a.Gamma, a.Lambda, a.ClipLow, a.ClipHigh, a.ClipC
+	s.ValueClip, s.EntropyCoef, s.AggMode = a.ValueClip, a.EntropyCoef, loss.AggMode(a.LossAggMode)
+	s.MicroBatch, s.ChunkRows, s.GradClip = a.MicroBatch, a.LMHeadChunk, c.Actor.GradClip
+	return s
+}
+
+// Execute trains from the latest checkpoint (when resume) or from the
+// start, validating, logging and checkpointing, and exports the policy.
+func (r *Run) Execute(resume bool) error {
+	if err := os.MkdirAll(filepath.Join(r.Dir, "checkpoints"), 0o755); err != nil {
+		return fmt.Errorf("creating run folder %s: %w", r.Dir, err)
+	}
+	if err := r.Cfg.Save(filepath.Join(r.Dir, "config.yaml")); err != nil {
+		return err
+	}
+	start := 0
+	ckRoot := filepath.Join(r.Dir, "checkpoints")
+	if resume {
+		latest, err := LatestCheckpoint(ckRoot)
+		if err != nil {
+			return err
+		}
+		if latest == "" {
+			return fmt.Errorf("--resume: no checkpoint in %s", ckRoot)
+		}
+		if start, err = r.Trainer.LoadCheckpoint(latest); err != nil {
+			return err
+		}
+		log.Info().Str("checkpoint", latest).Int("step", start).Msg("resumed")
+	}
+	f, err := os.OpenFile(filepath.Join(r.Dir, "metrics.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r.metrics = f
+	if start == 0 {
+		if err := r.validate(0); err != nil {
+			return err
+		}
+	}
+	for step := start; step < r.Cfg.Steps; step++ {
+		if r.Stop != nil && r.Stop() {
+			log.Warn().Int("step", step).Msg("interrupted: saving a checkpoint")
+			_, err := r.Trainer.SaveCheckpoint(ckRoot, step)
+			return err
+		}
+		met, err := r.Trainer.Step(step)
+		if err != nil {
+			return err
+		}
+		met["step"] = float64(step + 1)
+		if err := r.write(met); err != nil {
+			return err
+		}
+		progress(step+1, r.Cfg.Steps, met)
+		done := step+1 == r.Cfg.Steps
+		if r.Cfg.ValEvery > 0 && (step+1)%r.Cfg.ValEvery == 0 || done {
+			if err := r.validate(step + 1); err != nil {
+				return err
+			}
+		}
+		if r.Cfg.SaveEvery > 0 && (step+1)%r.Cfg.SaveEvery == 0 || done {
+			if _, err := r.Trainer.SaveCheckpoint(ckRoot, step+1); err != nil {
+				return err
+			}
+		}
+	}
+	exp := filepath.Join(r.Dir, "export")
+	if err := model.Export(r.Trainer.Actor.Cfg, r.Trainer.Actor.Params(), exp, model.ExportOptions{DType: r.Trainer.Actor.DType, TokenizerFrom: r.Model}); err != nil {
+		return fmt.Errorf("exporting the policy: %w", err)
+	}
+	log.Info().Str("export", exp).Msg("policy exported in HuggingFace layout")
+	return nil
+}
+
+// validate runs the fixed validation rollout (validation temperature) and
+// writes val-env/ metrics and the trajectories.
+func (r *Run) validate(step int) error {
+	t0 := time.Now()
+	if err := r.Val.Reset(r.Cfg.ValSeed); err != nil {
+		return err
+	}
+	g := r.Trainer.Cfg.Gen
+	g.Sampling.Temperature = r.Cfg.Rollout.ValTemperature
+	trajs, m, err := r.Val.Run(NewGenerator(r.Trainer.Actor, r.Trainer.Tok, g))
+	if err != nil {
+		return fmt.Errorf("validation at step %d: %w", step, err)
+	}
+	met := map[string]float64{"step": float64(step), "timing_s/testing": time.Since(t0).Seconds()}
+	for k, v := range m {
+		met["val-env/"+k] = v
+	}
+	if err := r.write(met); err != nil {
+		return err
+	}
+	var keys []string
+	for k := range met {
+		if strings.HasSuffix(k, "/success") {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	ev := log.Info().Int("step", step)
+	for _, k := range keys {
+		ev = ev.Float64(k, met[k])
+	}
+	ev.Msg("validation")
+	return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
+}
+
+func (r *Run) write(met map[string]float64) error {
+	b, err := json.Marshal(met)
+	if err != nil {
+		return err
+	}
+	_, err = r.metrics.Write(append(b, '\n'))
+	return err
+}
+
+// writeTrajectories saves the conversations with their rewards.
+func writeTrajectories(path string, trajs []rollout.Trajectory) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	enc := json.NewEncoder(f)
+	for _, t := range trajs {
+		rec := map[string]any{"env_id": t.EnvID, "group_id": t.GroupID, "tag": t.Tag, "seed": t.Seed, "messages": t.Messages,
+			"turn_rewards": t.TurnRewards, "penalty": t.Penalty, "score": t.Score, "success": t.Success, "num_actions": t.NumActions}
+		if err := enc.Encode(rec); err != nil {
+			f.Close()
+			return err
+		}
+	}
+	return f.Close()
+}
+
+func progress(step, total int, m map[string]float64) {
+	log.Info().Int("step", step).Int("of", total).
+		Float64("score", m["critic/score/mean"]).Float64("in_group_std", m["rollout/in_group_std"]).
+		Float64("entropy", m["actor/entropy_loss"]).Float64("grad_norm", m["actor/grad_norm"]).
+		Float64("pg_clipfrac", m["actor/pg_clipfrac"]).Float64("step_s", m["timing_s/step"]).Msg("train")
+}
+
+// Close frees the models and optimiser states.
+func (r *Run) Close() {
+	t := r.Trainer
+	t.ActorOpt.Drop()
+	t.Actor.Drop()
+	if t.Critic != nil {
+		t.CriticOpt.Drop()
+		t.Critic.Drop()
+	}
+}
