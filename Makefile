@@ -21,8 +21,11 @@ bench: deps
 clean:
 	rm -rf bin third_party/gotch third_party/gotch.tmp
 
-# The StarPO trainer (`ragen train`, the trainer issue) is not in this
-# build yet; say so instead of failing obscurely.
+# make train MODEL=DIR [ENV=sokoban|frozenlake|bandit|countdown|smoke]
+# trains a HuggingFace checkpoint with StarPO-S. The built-in default small
+# model (no MODEL given) is not in this build yet: say so plainly.
+ENV ?= sokoban
 train: build
-	@echo "make train: the StarPO trainer (ragen train) is not implemented yet; bin/ragen has: env, generate, tokenize, version" >&2
-	@exit 1
+	@if [ -z "$(MODEL)" ]; then \
+		echo "make train: give MODEL=DIR (a HuggingFace Qwen2 checkpoint folder); the built-in small default model is not in this build yet" >&2; exit 1; fi
+	bin/ragen train --config configs/$(ENV).yaml --model "$(MODEL)"
