@@ -22,7 +22,10 @@ func HasSDPA() bool {
 }
 
 func probeSDPA() error {
-	q := ts.MustOnes([]int64{1, 1, 2, 4}, gotch.Float, gotch.CPU)
+	q, err := ts.Ones([]int64{1, 1, 2, 4}, gotch.Float, gotch.CPU)
+	if err != nil {
+		return err
+	}
 	defer q.MustDrop()
 	out, err := ts.ScaledDotProductAttention(q, q, q, ts.None, 0, false, nil)
 	if err != nil {
