@@ -8,6 +8,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/model/modeltest"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
@@ -25,15 +26,7 @@ func TestModelRollout(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "tiny")
-	eos := 151645
-	cfg := model.Config{
-		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
-		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
-		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
-	}
-	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 1}); err != nil {
-		t.Fatal(err)
-	}
+	modeltest.TinyPolicy(t, dir, tok.VocabSize(), 1, "")
 	m, err := model.LoadCausalLM(dir, model.Options{Device: gotch.CPU, DType: gotch.Float})
 	if err != nil {
 		t.Fatal(err)

@@ -108,7 +108,7 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	for i := range kept {
 		rewards[i] = advantage.PlaceScore(b.resp[i], keptScores[i])
 	}
-	met["critic/score/mean"] = meanOf(keptScores)
+	met["critic/score/mean"] = advantage.Mean(keptScores)
 
 	t1 := time.Now()
 	var adv, returns, oldV [][]float64
@@ -272,15 +272,4 @@ func b2f(b bool) float64 {
 		return 1
 	}
 	return 0
-}
-
-func meanOf(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }

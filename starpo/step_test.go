@@ -10,6 +10,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/model/modeltest"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
@@ -29,16 +30,8 @@ func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer 
 	if err != nil {
 		t.Fatal(err)
 	}
-	eos := 151645
-	cfg := model.Config{
-		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
-		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
-		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
-	}
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 2}); err != nil {
-			t.Fatal(err)
-		}
+		modeltest.TinyPolicy(t, dir, tok.VocabSize(), 2, "")
 	}
 	opt := model.Options{Device: gotch.CPU, DType: gotch.Float}
 	actor, err := model.LoadCausalLM(dir, opt)

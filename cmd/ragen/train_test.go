@@ -10,6 +10,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/model/modeltest"
 	"github.com/ragen-go/ragen/tokenizer"
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
@@ -27,20 +28,7 @@ func policyCheckpoint(t *testing.T) string {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "policy")
-	eos := 151645
-	cfg := model.Config{
-		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
-		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
-		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
-	}
-	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 4}); err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range []string{"tokenizer.json", "tokenizer_config.json"} {
-		if b, err := os.ReadFile(filepath.Join(src, f)); err == nil {
-			os.WriteFile(filepath.Join(dir, f), b, 0o644)
-		}
-	}
+	modeltest.TinyPolicy(t, dir, tok.VocabSize(), 4, src)
 	return dir
 }
 

@@ -79,7 +79,7 @@ func FilterGroups(scores []float64, groupSize int, ratio float64, mode string) (
 	std, mx, mu := make([]float64, n), make([]float64, n), make([]float64, n)
 	for g := range n {
 		x := scores[g*groupSize : (g+1)*groupSize]
-		std[g], mx[g], mu[g] = stdUnbiased(x), maxOf(x), mean(x)
+		std[g], mx[g], mu[g] = stdUnbiased(x), maxOf(x), Mean(x)
 	}
 	keep = make([]int, n)
 	for g := range keep {
@@ -110,8 +110,8 @@ func FilterGroups(scores []float64, groupSize int, ratio float64, mode string) (
 		return out
 	}
 	stats = FilterStats{
-		InGroupStd: mean(std), InGroupMax: mean(mx), InGroupMean: mean(mu),
-		ChosenInGroupStd: mean(pick(std)), ChosenInGroupMax: mean(pick(mx)), ChosenInGroupMean: mean(pick(mu)),
+		InGroupStd: Mean(std), InGroupMax: Mean(mx), InGroupMean: Mean(mu),
+		ChosenInGroupStd: Mean(pick(std)), ChosenInGroupMax: Mean(pick(mx)), ChosenInGroupMean: Mean(pick(mu)),
 	}
 	return keep, stats, nil
 }

@@ -81,9 +81,9 @@ func NormalizeScores(scores []float64, groups []int, method string) ([]float64, 
 	return out, nil
 }
 
-// centre returns x − mean(x).
+// centre returns x − Mean(x).
 func centre(x []float64) []float64 {
-	m := mean(x)
+	m := Mean(x)
 	z := make([]float64, len(x))
 	for i, v := range x {
 		z[i] = v - m

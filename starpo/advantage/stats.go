@@ -5,8 +5,8 @@ import (
 	"math"
 )
 
-// mean is the arithmetic mean of xs; 0 for none.
-func mean(xs []float64) float64 {
+// Mean is the arithmetic mean of xs; 0 for none.
+func Mean(xs []float64) float64 {
 	if len(xs) == 0 {
 		return 0
 	}
@@ -24,7 +24,7 @@ func stdUnbiased(xs []float64) float64 {
 	if len(xs) < 2 {
 		return 0
 	}
-	m := mean(xs)
+	m := Mean(xs)
 	ss := 0.0
 	for _, x := range xs {
 		ss += (x - m) * (x - m)
