@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -38,11 +37,8 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if *dir == "" {
-		return errors.New("--model is required")
-	}
-	if _, err := os.Stat(filepath.Join(*dir, "config.json")); err != nil {
-		return fmt.Errorf("--model %s: not a checkpoint folder (no config.json)", *dir)
+	if err := checkModelDir(*dir); err != nil {
+		return err
 	}
 	if *out == "" {
 		*out = filepath.Join("runs", cfg.Name)

@@ -111,3 +111,26 @@ func TestTrainBadInput(t *testing.T) {
 		}
 	}
 }
+
+func TestEval(t *testing.T) {
+	dir := policyCheckpoint(t)
+	var out, errb strings.Builder
+	code := runMain([]string{"eval", "--model", dir, "--env", "Bandit", "--env", "SimpleSokoban", "--n", "3", "--k", "2", "--max-tokens", "8", "--max-turn", "2", "--json"}, &out, &errb)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 2 || !strings.Contains(lines[0], `"tag":"Bandit"`) || !strings.Contains(lines[1], `"tag":"SimpleSokoban"`) || !strings.Contains(lines[0], `"episodes":6`) {
+		t.Fatalf("eval output:\n%s", out.String())
+	}
+	for _, args := range [][]string{
+		{"eval", "--model", dir},
+		{"eval", "--model", dir, "--env", "Chess"},
+		{"eval", "--env", "Bandit"},
+	} {
+		var o, e strings.Builder
+		if code := runMain(args, &o, &e); code == 0 || e.Len() == 0 {
+			t.Errorf("%v: exit %d, stderr %q", args, code, e.String())
+		}
+	}
+}
