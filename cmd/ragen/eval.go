@@ -8,7 +8,6 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/rollout"
@@ -42,8 +41,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	maxTokens := fs.Int("max-tokens", 400, "response tokens per turn")
 	maxTurn := fs.Int("max-turn", 5, "turns per episode (single-turn tags end after one anyway)")
 	think := fs.Bool("think", true, "force <think>…</think> before the answer")
-	dtype := fs.String("dtype", "auto", "weights dtype: auto, fp32, bf16, fp16")
-	device := fs.String("device", "auto", "device: auto, cpu, cuda, cuda:N")
+	place := addPlacementFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per tag")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -69,22 +67,15 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := rc.Validate(); err != nil {
 		return fmt.Errorf("--env: %w", err)
 	}
-	if _, err := setupRuntime(); err != nil {
+	opts, err := place.options()
+	if err != nil {
 		return err
-	}
-	dev, err := torchrt.ParseDevice(*device)
-	if err != nil {
-		return fmt.Errorf("--device: %w", err)
-	}
-	dt, err := model.ParseDType(*dtype, dev)
-	if err != nil {
-		return fmt.Errorf("--dtype: %w", err)
 	}
 	tok, err := tokenizer.Load(*dir)
 	if err != nil {
 		return err
 	}
-	m, err := model.LoadCausalLM(*dir, model.Options{Device: dev, DType: dt})
+	m, err := model.LoadCausalLM(*dir, opts)
 	if err != nil {
 		return err
 	}

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/tokenizer"
 )
@@ -39,8 +38,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	topK := fs.Int("top-k", 0, "sample among the k most likely tokens; 0 = all")
 	seed := fs.Int64("seed", 0, "random seed for sampling")
 	stops := fs.StringArray("stop", nil, "stop once the text ends with this string (repeatable)")
-	dtype := fs.String("dtype", "auto", "weights dtype: auto (bf16 on GPU, fp32 on CPU), fp32, bf16, fp16")
-	device := fs.String("device", "auto", "device: auto, cpu, cuda, cuda:N")
+	place := addPlacementFlags(fs)
 	asJSON := fs.Bool("json", false, `print one JSON object {"ids","text","logprobs"} instead of streaming text`)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -57,16 +55,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if *chat && *promptIDs != "" {
 		return errors.New("--chat applies to --prompt text, not to --prompt-ids")
 	}
-	if _, err := setupRuntime(); err != nil {
+	opts, err := place.options()
+	if err != nil {
 		return err
-	}
-	dev, err := torchrt.ParseDevice(*device)
-	if err != nil {
-		return fmt.Errorf("--device: %w", err)
-	}
-	dt, err := model.ParseDType(*dtype, dev)
-	if err != nil {
-		return fmt.Errorf("--dtype: %w", err)
 	}
 	tok, err := optionalTokenizer(*dir, *promptIDs == "")
 	if err != nil {
@@ -76,7 +67,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := model.LoadCausalLM(*dir, model.Options{Device: dev, DType: dt})
+	m, err := model.LoadCausalLM(*dir, opts)
 	if err != nil {
 		return err
 	}

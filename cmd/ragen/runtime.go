@@ -8,8 +8,10 @@ import (
 	"runtime"
 
 	"github.com/rs/zerolog/log"
+	"github.com/spf13/pflag"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
 )
 
 // All libtorch work of a command happens on the main goroutine, locked to
@@ -37,4 +39,37 @@ func checkModelDir(dir string) error {
 		return fmt.Errorf("--model %s: not a checkpoint folder (no config.json)", dir)
 	}
 	return nil
+}
+
+// placement is the --dtype/--device pair of commands that load a model.
+type placement struct{ dtype, device *string }
+
+func addPlacementFlags(fs *pflag.FlagSet) placement {
+	return placement{
+		dtype:  fs.String("dtype", "auto", "weights dtype: auto (bf16 on GPU, fp32 on CPU), fp32, bf16, fp16"),
+		device: fs.String("device", "auto", "device: auto, cpu, cuda, cuda:N"),
+	}
+}
+
+// options sets up the runtime and resolves the flags to model options.
+func (p placement) options() (model.Options, error) {
+	return modelOptions(*p.dtype, *p.device, "--dtype", "--device")
+}
+
+// modelOptions sets up the libtorch runtime and resolves a dtype and device
+// (from flags or a config, named in errors as dtypeKey and deviceKey) to
+// model options.
+func modelOptions(dtype, device, dtypeKey, deviceKey string) (model.Options, error) {
+	if _, err := setupRuntime(); err != nil {
+		return model.Options{}, err
+	}
+	dev, err := torchrt.ParseDevice(device)
+	if err != nil {
+		return model.Options{}, fmt.Errorf("%s: %w", deviceKey, err)
+	}
+	dt, err := model.ParseDType(dtype, dev)
+	if err != nil {
+		return model.Options{}, fmt.Errorf("%s: %w", dtypeKey, err)
+	}
+	return model.Options{Device: dev, DType: dt}, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"os"
 	"os/signal"
@@ -11,7 +10,6 @@ import (
 	"github.com/rs/zerolog/log"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
-	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/config"
 )
@@ -43,18 +41,11 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *out == "" {
 		*out = filepath.Join("runs", cfg.Name)
 	}
-	if _, err := setupRuntime(); err != nil {
+	opts, err := modelOptions(cfg.DType, cfg.Device, "dtype", "device")
+	if err != nil {
 		return err
 	}
-	dev, err := torchrt.ParseDevice(cfg.Device)
-	if err != nil {
-		return fmt.Errorf("device: %w", err)
-	}
-	dt, err := model.ParseDType(cfg.DType, dev)
-	if err != nil {
-		return fmt.Errorf("dtype: %w", err)
-	}
-	run, err := starpo.NewRun(cfg, *dir, *out, model.Options{Device: dev, DType: dt})
+	run, err := starpo.NewRun(cfg, *dir, *out, opts)
 	if err != nil {
 		return err
 	}
@@ -70,6 +61,6 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		}
 	}()
 	run.Stop = interrupted.Load
-	log.Info().Str("config", *cfgPath).Str("model", *dir).Str("out", *out).Str("device", torchrt.DeviceName(dev)).Int("steps", cfg.Steps).Msg("training")
+	log.Info().Str("config", *cfgPath).Str("model", *dir).Str("out", *out).Str("device", torchrt.DeviceName(opts.Device)).Int("steps", cfg.Steps).Msg("training")
 	return run.Execute(*resume)
 }
