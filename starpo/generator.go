@@ -1,8 +1,6 @@
 package starpo
 
 import (
-	"strings"
-
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
@@ -22,40 +20,23 @@ type GenOptions struct {
 // the environment is the decoding with special tokens skipped, as RAGEN
 // parses it. Call it on the goroutine that owns libtorch.
 func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) rollout.Generator {
-	var eos []int
-	for _, s := range []string{"<|im_end|>", "<|endoftext|>"} {
-		if id, ok := tok.TokenID(s); ok {
-			eos = append(eos, id)
-		}
-	}
+	eos := tok.StopIDs()
 	call := 0
 	return func(prompts [][]int) ([]rollout.Generation, error) {
-		texts := make([]strings.Builder, len(prompts))
-		streams := make([]*tokenizer.StreamDecoder, len(prompts))
-		for i := range streams {
-			streams[i] = tok.NewStreamDecoder(true)
+		texts := make([]*tokenizer.Transcript, len(prompts))
+		for i := range texts {
+			texts[i] = tok.NewTranscript(o.Stop)
 		}
 		opt := model.GenerateOptions{
 			Sampling: o.Sampling, MaxNewTokens: o.MaxTokens, EOS: eos,
 			// Each call of a rollout gets its own seed, so turns differ and a
 			// rerun of the same rollout is identical.
-			Seed: o.Seed + int64(call),
-			OnToken: func(seq, id int) {
-				piece, _ := streams[seq].Add(id)
-				texts[seq].WriteString(piece)
-			},
+			Seed:    o.Seed + int64(call),
+			OnToken: func(seq, id int) { texts[seq].Add(id) },
 		}
 		call++
 		if len(o.Stop) > 0 {
-			opt.Stop = func(seq int, _ []int) bool {
-				t := texts[seq].String()
-				for _, s := range o.Stop {
-					if strings.HasSuffix(t, s) {
-						return true
-					}
-				}
-				return false
-			}
+			opt.Stop = func(seq int, _ []int) bool { return texts[seq].Stopped() }
 		}
 		gens, err := m.Generate(prompts, opt)
 		if err != nil {
@@ -63,8 +44,8 @@ func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) rol
 		}
 		out := make([]rollout.Generation, len(gens))
 		for i, g := range gens {
-			texts[i].WriteString(streams[i].Flush())
-			out[i] = rollout.Generation{IDs: g.IDs, LogProbs: g.LogProbs, Text: texts[i].String()}
+			texts[i].Finish()
+			out[i] = rollout.Generation{IDs: g.IDs, LogProbs: g.LogProbs, Text: texts[i].Text()}
 		}
 		return out, nil
 	}

@@ -77,26 +77,16 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		Sampling:     model.Sampling{Temperature: *temp, TopP: *topP, TopK: *topK},
 		MaxNewTokens: *maxNew, Seed: *seed, EOS: stopIDs(m.Cfg, tok),
 	}
-	var stream *tokenizer.StreamDecoder
-	var text strings.Builder
+	var text *tokenizer.Transcript
 	if tok != nil {
-		stream = tok.NewStreamDecoder(true)
+		text = tok.NewTranscript(*stops)
 		opt.OnToken = func(_ int, id int) {
-			piece, _ := stream.Add(id)
-			text.WriteString(piece)
-			if !*asJSON {
+			if piece := text.Add(id); !*asJSON {
 				io.WriteString(stdout, piece)
 			}
 		}
 		if len(*stops) > 0 {
-			opt.Stop = func(int, []int) bool {
-				for _, s := range *stops {
-					if strings.HasSuffix(text.String(), s) {
-						return true
-					}
-				}
-				return false
-			}
+			opt.Stop = func(int, []int) bool { return text.Stopped() }
 		}
 	} else if len(*stops) > 0 {
 		return errors.New("--stop needs a tokenizer in the model folder")
@@ -106,15 +96,16 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	g := gens[0]
-	if stream != nil {
-		rest := stream.Flush()
-		text.WriteString(rest)
+	out := generateOutput{IDs: g.IDs, LogProbs: g.LogProbs, Reason: g.Reason}
+	if text != nil {
+		rest := text.Finish()
 		if !*asJSON {
 			fmt.Fprintln(stdout, rest)
 		}
+		out.Text = text.Text()
 	}
 	if *asJSON {
-		return json.NewEncoder(stdout).Encode(generateOutput{IDs: g.IDs, Text: text.String(), LogProbs: g.LogProbs, Reason: g.Reason})
+		return json.NewEncoder(stdout).Encode(out)
 	}
 	if tok == nil {
 		fmt.Fprintln(stdout, joinInts(g.IDs))
@@ -154,20 +145,15 @@ func promptTokens(tok *tokenizer.Tokenizer, prompt, promptIDs string, chat bool)
 	return tok.Encode(text), nil
 }
 
-// stopIDs are the ids that end generation: the config's eos, the
-// tokenizer's eos, and ChatML's turn end.
+// stopIDs are the ids that end generation: the config's eos and the
+// tokenizer's turn ends.
 func stopIDs(cfg model.Config, tok *tokenizer.Tokenizer) []int {
 	var ids []int
 	if cfg.EOSTokenID != nil {
 		ids = append(ids, *cfg.EOSTokenID)
 	}
 	if tok != nil {
-		ids = append(ids, tok.EOS())
-		for _, s := range []string{"<|im_end|>", "<|endoftext|>"} {
-			if id, ok := tok.TokenID(s); ok {
-				ids = append(ids, id)
-			}
-		}
+		ids = append(ids, tok.StopIDs()...)
 	}
 	return ids
 }
