@@ -102,8 +102,8 @@ func (m *CausalLM) generate(prompts [][]int, L int, o GenerateOptions) []Generat
 	check(err)
 	defer cache.Drop()
 
-	inIDs := int64Tensor(ids, int64(B), int64(L), dev)
-	st.keyMask = int64Tensor(mask, int64(B), int64(L), dev)
+	inIDs := torchrt.Matrix(ids, int64(B), int64(L), dev)
+	st.keyMask = torchrt.Matrix(mask, int64(B), int64(L), dev)
 	defer func() { dropAll(st.keyMask) }()
 	pos, err := PositionsFromMask(st.keyMask)
 	check(err)
@@ -170,7 +170,7 @@ func (st *decodeState) compact(cache *Cache, done []bool, pending []int64) []int
 			toks = append(toks, pending[r])
 		}
 	}
-	idx := int64Tensor(keep, int64(len(keep)), 1, deviceOf(st.keyMask))
+	idx := torchrt.Matrix(keep, int64(len(keep)), 1, deviceOf(st.keyMask))
 	defer idx.MustDrop()
 	flat := must(idx.View([]int64{-1}, false))
 	defer flat.MustDrop()
@@ -184,8 +184,8 @@ func (st *decodeState) compact(cache *Cache, done []bool, pending []int64) []int
 func (m *CausalLM) decodeStep(st *decodeState, cache *Cache, toks []int64) *ts.Tensor {
 	n := int64(len(st.rows))
 	dev := m.Device
-	in := int64Tensor(toks, n, 1, dev)
-	pos := int64Tensor(st.nextPos, n, 1, dev)
+	in := torchrt.Matrix(toks, n, 1, dev)
+	pos := torchrt.Matrix(st.nextPos, n, 1, dev)
 	ones := must(ts.Ones([]int64{n, 1}, gotch.Int64, dev))
 	km := must(ts.Cat([]*ts.Tensor{st.keyMask, ones}, 1))
 	st.keyMask.MustDrop()

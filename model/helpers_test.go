@@ -62,7 +62,7 @@ func batch(seqs [][]int) (ids, mask *ts.Tensor, L int) {
 			iv[b*L+off+j], mv[b*L+off+j] = int64(id), 1
 		}
 	}
-	return int64Tensor(iv, int64(B), int64(L), gotch.CPU), int64Tensor(mv, int64(B), int64(L), gotch.CPU), L
+	return torchrt.Matrix(iv, int64(B), int64(L), gotch.CPU), torchrt.Matrix(mv, int64(B), int64(L), gotch.CPU), L
 }
 
 // fullLogits runs a whole left-padded batch through the model: [B][T][V].

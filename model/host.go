@@ -43,13 +43,3 @@ func Float32s(t *ts.Tensor) []float32 {
 	}
 	return out
 }
-
-// int64Tensor makes a [rows, cols] int64 tensor on dev from row-major values.
-func int64Tensor(vals []int64, rows, cols int64, dev gotch.Device) *ts.Tensor {
-	t := must(ts.OfSlice(vals))
-	t = must(t.View([]int64{rows, cols}, true))
-	if dev.IsCuda() {
-		t = must(t.ToDevice(dev, gotch.Int64, false, false, true))
-	}
-	return t
-}

@@ -3,6 +3,8 @@ package model
 import (
 	"reflect"
 	"testing"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 var testSeqs = [][]int{{5, 9, 12, 3, 40, 7, 22}, {17, 2, 63, 8}, {33}}
@@ -32,12 +34,12 @@ func TestKVCacheMatchesFullForward(t *testing.T) {
 		for i := range maskVals {
 			maskVals[i] = 1
 		}
-		km := int64Tensor(maskVals, 1, int64(step), m.Device)
+		km := torchrt.Matrix(maskVals, 1, int64(step), m.Device)
 		pos := make([]int64, len(in))
 		for i := range pos {
 			pos[i] = int64(step - len(in) + i)
 		}
-		pt := int64Tensor(pos, 1, int64(len(in)), m.Device)
+		pt := torchrt.Matrix(pos, 1, int64(len(in)), m.Device)
 		bias, err := AttentionBias(km, int64(len(in)), m.DType)
 		if err != nil {
 			t.Fatal(err)

@@ -48,15 +48,7 @@ func newBatch(trajs []rollout.Trajectory) *batch {
 func (b *batch) rows(lo, hi int, dev gotch.Device) (ids, attn *ts.Tensor) {
 	n := int64(hi - lo)
 	L := int64(b.L)
-	return int64Rows(b.ids[lo*b.L:hi*b.L], n, L, dev), int64Rows(b.attn[lo*b.L:hi*b.L], n, L, dev)
-}
-
-func int64Rows(v []int64, n, L int64, dev gotch.Device) *ts.Tensor {
-	t := torchrt.Must(torchrt.Must(ts.OfSlice(v)).View([]int64{n, L}, true))
-	if dev.IsCuda() {
-		t = torchrt.Must(t.ToDevice(dev, gotch.Int64, false, false, true))
-	}
-	return t
+	return torchrt.Matrix(b.ids[lo*b.L:hi*b.L], n, L, dev), torchrt.Matrix(b.attn[lo*b.L:hi*b.L], n, L, dev)
 }
 
 // floatRows makes an fp32 [hi−lo, T] tensor of rows of m on dev.
@@ -68,11 +60,7 @@ func floatRows(m [][]float64, lo, hi int, dev gotch.Device) *ts.Tensor {
 			flat = append(flat, float32(v))
 		}
 	}
-	t := torchrt.Must(torchrt.Must(ts.OfSlice(flat)).View([]int64{int64(hi - lo), int64(T)}, true))
-	if dev.IsCuda() {
-		t = torchrt.Must(t.ToDevice(dev, gotch.Float, false, false, true))
-	}
-	return t
+	return torchrt.Matrix(flat, int64(hi-lo), int64(T), dev)
 }
 
 // toRows copies an fp32 [n, T] tensor into Go rows.

@@ -79,3 +79,13 @@ func TensorBytes(t *ts.Tensor, dt gotch.DType) (b []byte, err error) {
 	}
 	return b, nil
 }
+
+// Matrix makes a [rows, cols] tensor on dev from row-major values.
+func Matrix[T int64 | float32](vals []T, rows, cols int64, dev gotch.Device) *ts.Tensor {
+	t := Must(ts.OfSlice(vals))
+	t = Must(t.View([]int64{rows, cols}, true))
+	if dev.IsCuda() {
+		t = Must(t.ToDevice(dev, t.DType(), false, false, true))
+	}
+	return t
+}
