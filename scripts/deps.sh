@@ -23,14 +23,18 @@ for tool in go g++ npm; do
 	fi
 done
 
+# Built, not "go run": go run reports any non-zero exit as 1, and exit 3
+# ("no libtorch") must reach the check below.
+mkdir -p .cache
+go build -o .cache/gotchprep ./scripts/gotchprep
 set +e
-found=$(go run ./scripts/gotchprep -find)
+found=$(.cache/gotchprep -find)
 rc=$?
 set -e
 if [ $rc = 3 ]; then
 	if have_apt_root; then
 		apt_install libtorch-dev libopenblas0-pthread
-		found=$(go run ./scripts/gotchprep -find)
+		found=$(.cache/gotchprep -find)
 	else
 		echo "deps: no libtorch found. Either set LIBTORCH to an unpacked libtorch folder (see README, GPU workstation), install PyTorch, or on Debian/Ubuntu: sudo apt-get install libtorch-dev libopenblas0-pthread" >&2
 		exit 1
@@ -49,5 +53,5 @@ if [[ $found == *'"Source":"system"'* ]] && command -v dpkg >/dev/null && ! dpkg
 	fi
 fi
 
-go run ./scripts/gotchprep
+.cache/gotchprep
 scripts/fetch-tokenizer-data.sh >/dev/null
