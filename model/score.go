@@ -11,8 +11,9 @@ import (
 
 // ScoreOptions bounds the memory of sequence scoring.
 type ScoreOptions struct {
-	MicroBatch int // sequences per forward pass; 0 = all
-	ChunkRows  int // token positions per lm-head chunk; 0 = 1024
+	MicroBatch int        // sequences per forward pass; 0 = all
+	ChunkRows  int        // token positions per lm-head chunk; 0 = 1024
+	Only       *ts.Tensor // [B, T−1] or nil: score only where non-zero (0 elsewhere)
 }
 
 // TokenScores are per-token statistics of a batch, [B, T−1] fp32 on the
@@ -38,6 +39,9 @@ func (m *CausalLM) Score(ids, mask *ts.Tensor, o ScoreOptions) (out TokenScores,
 	if ms := size(mask); !equalShape(ms, sh) {
 		return out, fmt.Errorf("mask shape %v differs from ids shape %v", ms, sh)
 	}
+	if o.Only != nil && !equalShape(size(o.Only), []int64{sh[0], sh[1] - 1}) {
+		return out, fmt.Errorf("scoring: the position selection has shape %v, want [%d, %d]", size(o.Only), sh[0], sh[1]-1)
+	}
 	err = torchrt.NoGrad(func() (err error) {
 		defer torchrt.Catch(&err, "scoring")
 		out = m.score(ids, mask, o)
@@ -56,18 +60,26 @@ func (m *CausalLM) score(ids, mask *ts.Tensor, o ScoreOptions) TokenScores {
 	defer func() { dropAll(lps...); dropAll(ents...) }()
 	for start := int64(0); start < B; start += mb {
 		n := min(mb, B-start)
-		lp, ent := m.scoreMicroBatch(must(ids.Narrow(0, start, n, false)), must(mask.Narrow(0, start, n, false)), o.ChunkRows)
+		var only *ts.Tensor
+		if o.Only != nil {
+			only = must(o.Only.Narrow(0, start, n, false))
+		}
+		lp, ent := m.scoreMicroBatch(must(ids.Narrow(0, start, n, false)), must(mask.Narrow(0, start, n, false)), only, o.ChunkRows)
 		lps, ents = append(lps, lp), append(ents, ent)
 	}
 	return TokenScores{LogProbs: must(ts.Cat(lps, 0)), Entropy: must(ts.Cat(ents, 0))}
 }
 
-// scoreMicroBatch scores one micro-batch; it takes ownership of ids and mask.
-func (m *CausalLM) scoreMicroBatch(ids, mask *ts.Tensor, chunkRows int) (lp, ent *ts.Tensor) {
+// scoreMicroBatch scores one micro-batch; it takes ownership of ids, mask
+// and only (nil = every position).
+func (m *CausalLM) scoreMicroBatch(ids, mask, only *ts.Tensor, chunkRows int) (lp, ent *ts.Tensor) {
 	var s scope
 	defer s.Drop()
 	s.Keep(ids)
 	s.Keep(mask)
+	if only != nil {
+		s.Keep(only)
+	}
 	sh := size(ids)
 	B, T := sh[0], sh[1]
 	pos := s.Keep(must(PositionsFromMask(mask)))
@@ -78,9 +90,26 @@ func (m *CausalLM) scoreMicroBatch(ids, mask *ts.Tensor, chunkRows int) (lp, ent
 	h = s.Keep(must(h.Reshape([]int64{B * (T - 1), d}, false)))  // [N, d]
 	tgt := s.Keep(must(ids.Narrow(1, 1, T-1, false)))            // [B, T−1]
 	tgt = s.Keep(must(tgt.Reshape([]int64{B * (T - 1)}, false))) // [N]
-	lpFlat, entFlat := m.headStats(h, tgt, chunkRows)            // [N]
-	s.Keep(lpFlat)
-	s.Keep(entFlat)
+	var rows *ts.Tensor
+	if only != nil {
+		nz := s.Keep(must(s.Keep(must(only.Reshape([]int64{-1}, false))).Nonzero(false)))
+		rows = s.Keep(must(nz.Reshape([]int64{-1}, false)))
+		h = s.Keep(must(h.IndexSelect(0, rows, false)))
+		tgt = s.Keep(must(tgt.IndexSelect(0, rows, false)))
+	}
+	var lpFlat, entFlat *ts.Tensor // [N]
+	if size(h)[0] == 0 {
+		lpFlat = s.Keep(must(ts.Zeros([]int64{B * (T - 1)}, gotch.Float, deviceOf(ids))))
+		entFlat = s.Keep(must(ts.Zeros([]int64{B * (T - 1)}, gotch.Float, deviceOf(ids))))
+	} else {
+		lpFlat, entFlat = m.headStats(h, tgt, chunkRows)
+		s.Keep(lpFlat)
+		s.Keep(entFlat)
+		if rows != nil {
+			lpFlat = s.Keep(scatterRows(lpFlat, rows, B*(T-1)))
+			entFlat = s.Keep(scatterRows(entFlat, rows, B*(T-1)))
+		}
+	}
 	return must(lpFlat.View([]int64{B, T - 1}, false)), must(entFlat.View([]int64{B, T - 1}, false))
 }
 
@@ -116,4 +145,11 @@ func chunkStats(m *CausalLM, h, tgt *ts.Tensor) (lp, ent *ts.Tensor) {
 	lp = must(s.Keep(must(zy.Sub(lse, false))).SqueezeDim(1, false))
 	ent = must(s.Keep(must(lse.Sub(pz, false))).SqueezeDim(1, false))
 	return lp, ent
+}
+
+// scatterRows places v [n] at rows of a zero vector [N].
+func scatterRows(v, rows *ts.Tensor, N int64) *ts.Tensor {
+	full := must(ts.Zeros([]int64{N}, v.DType(), deviceOf(v)))
+	check(full.IndexCopy_(0, rows, v))
+	return full
 }

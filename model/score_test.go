@@ -5,10 +5,13 @@ import (
 	"testing"
 
 	"github.com/sugarme/gotch"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // Score's chunked log-probs and entropies equal log-softmax of the full
-// logits, shifted by one token, for any micro-batch and chunk size.
+// logits, shifted by one token, for any micro-batch and chunk size, and
+// with a position selection (zeros outside it).
 func TestScoreMatchesFullLogits(t *testing.T) {
 	dir, _ := writeTiny(t, false, 0)
 	m := loadTiny(t, dir)
@@ -16,7 +19,13 @@ func TestScoreMatchesFullLogits(t *testing.T) {
 	ids, mask, L := batch(testSeqs)
 	defer dropAll(ids, mask)
 	idv := Int64s(ids)
-	for _, o := range []ScoreOptions{{}, {MicroBatch: 1, ChunkRows: 3}, {MicroBatch: 2, ChunkRows: 5}} {
+	selected := make([]int64, len(testSeqs)*(L-1))
+	for k := range selected {
+		selected[k] = int64(k % 3 % 2) // positions 0, 2 of every 3 skipped
+	}
+	only := torchrt.Matrix(selected, int64(len(testSeqs)), int64(L-1), gotch.CPU)
+	defer only.MustDrop()
+	for _, o := range []ScoreOptions{{}, {MicroBatch: 1, ChunkRows: 3}, {MicroBatch: 2, ChunkRows: 5}, {MicroBatch: 2, ChunkRows: 2, Only: only}} {
 		sc, err := m.Score(ids, mask, o)
 		if err != nil {
 			t.Fatal(err)
@@ -34,6 +43,9 @@ func TestScoreMatchesFullLogits(t *testing.T) {
 					wantH -= p * (float64(v) - lse)
 				}
 				k := b*(L-1) + j
+				if o.Only != nil && selected[k] == 0 {
+					wantLP, wantH = 0, 0
+				}
 				if math.Abs(float64(lp[k])-wantLP) > 1e-4 || math.Abs(float64(ent[k])-wantH) > 1e-4 {
 					t.Fatalf("%+v b=%d j=%d: logp %v want %v, entropy %v want %v", o, b, j, lp[k], wantLP, ent[k], wantH)
 				}

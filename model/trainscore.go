@@ -30,18 +30,29 @@ type TrainScores struct {
 	Entropy  *ts.Tensor // [B, T−1] leaf
 
 	m      *CausalLM
-	hidden *ts.Tensor // [N, d] with the backbone's graph, N = B·(T−1)
-	target *ts.Tensor // [N] int64
+	hidden *ts.Tensor // [n, d] with the backbone's graph: the scored rows of the N = B·(T−1)
+	target *ts.Tensor // [n] int64
+	rows   *ts.Tensor // [n] int64 indices into N; nil = all rows
+	n      int64      // N
 	chunk  int64
 }
 
 // ScoreForTraining runs the backbone with autograd on ids [B, T] (left-
 // padded, mask [B, T] int64) and the head in chunks of chunkRows positions
 // (0 = 1024).
-func (m *CausalLM) ScoreForTraining(ids, mask *ts.Tensor, chunkRows int) (out *TrainScores, err error) {
+//
+// only [B, T−1] (any dtype, may be nil) limits the head to the positions
+// where it is non-zero, typically the loss mask: elsewhere LogProbs and
+// Entropy are 0 and get no gradient. In RL the prompt and the environment's
+// turns are most of each sequence, and the head is most of the cost of a
+// small model on a 151k vocabulary, so this is where training time goes.
+func (m *CausalLM) ScoreForTraining(ids, mask, only *ts.Tensor, chunkRows int) (out *TrainScores, err error) {
 	sh := size(ids)
 	if len(sh) != 2 || sh[1] < 2 {
 		return nil, fmt.Errorf("scoring needs ids of shape [B, T≥2], got %v", sh)
+	}
+	if only != nil && !equalShape(size(only), []int64{sh[0], sh[1] - 1}) {
+		return nil, fmt.Errorf("scoring: the position selection has shape %v, want [%d, %d]", size(only), sh[0], sh[1]-1)
 	}
 	if chunkRows <= 0 {
 		chunkRows = 1024
@@ -58,11 +69,23 @@ func (m *CausalLM) ScoreForTraining(ids, mask *ts.Tensor, chunkRows int) (out *T
 	hidden := must(h.Reshape([]int64{B * (T - 1), d}, false)) // [N, d], graph kept
 	tgt := s.Keep(must(ids.Narrow(1, 1, T-1, false)))
 	target := must(tgt.Reshape([]int64{B * (T - 1)}, false))
-	out = &TrainScores{m: m, hidden: hidden, target: target, chunk: int64(chunkRows)}
+	out = &TrainScores{m: m, chunk: int64(chunkRows), n: B * (T - 1), hidden: hidden, target: target}
+	if only != nil {
+		flatOnly := s.Keep(must(only.Reshape([]int64{-1}, false)))
+		nz := s.Keep(must(flatOnly.Nonzero(false))) // [n, 1]
+		out.rows = must(nz.Reshape([]int64{-1}, false))
+		if size(out.rows)[0] == 0 {
+			out.Drop()
+			return nil, fmt.Errorf("scoring: the position selection selects no position")
+		}
+		out.hidden = must(hidden.IndexSelect(0, out.rows, true))
+		out.target = must(target.IndexSelect(0, out.rows, true))
+	}
 	err = torchrt.NoGrad(func() (err error) {
 		defer torchrt.Catch(&err, "lm head")
-		hd := s.Keep(must(hidden.Detach(false)))
-		lp, ent := m.headStats(hd, target, chunkRows)
+		hd := s.Keep(must(out.hidden.Detach(false)))
+		lp, ent := m.headStats(hd, out.target, chunkRows)
+		lp, ent = out.scatter(lp), out.scatter(ent)
 		out.LogProbs = leaf(must(lp.View([]int64{B, T - 1}, true)))
 		out.Entropy = leaf(must(ent.View([]int64{B, T - 1}, true)))
 		return nil
@@ -72,6 +95,25 @@ func (m *CausalLM) ScoreForTraining(ids, mask *ts.Tensor, chunkRows int) (out *T
 		return nil, err
 	}
 	return out, nil
+}
+
+// scatter puts per-selected-row values v [n] back into all N rows (zeros
+// elsewhere); it takes ownership of v.
+func (p *TrainScores) scatter(v *ts.Tensor) *ts.Tensor {
+	if p.rows == nil {
+		return v
+	}
+	defer v.MustDrop()
+	return scatterRows(v, p.rows, p.n)
+}
+
+// gather picks the selected rows of a gradient g [N]; it takes ownership.
+func (p *TrainScores) gather(g *ts.Tensor) *ts.Tensor {
+	if g == nil || p.rows == nil {
+		return g
+	}
+	defer g.MustDrop()
+	return must(g.IndexSelect(0, p.rows, false))
 }
 
 // leaf makes t a fresh autograd leaf.
@@ -110,7 +152,7 @@ func (p *TrainScores) Backward() (err error) {
 	var gradH, gradW *ts.Tensor
 	err = torchrt.NoGrad(func() (err error) {
 		defer torchrt.Catch(&err, "lm head gradient")
-		gradH, gradW = p.headGrad(flat(gLP), flat(gH))
+		gradH, gradW = p.headGrad(p.gather(flat(gLP)), p.gather(flat(gH)))
 		return nil
 	})
 	if err != nil {
@@ -210,8 +252,8 @@ func rows(g *ts.Tensor, start, n int64) *ts.Tensor {
 
 // Drop frees the pass (the backbone's graph with it).
 func (p *TrainScores) Drop() {
-	dropAll(p.LogProbs, p.Entropy, p.hidden, p.target)
-	p.LogProbs, p.Entropy, p.hidden, p.target = nil, nil, nil, nil
+	dropAll(p.LogProbs, p.Entropy, p.hidden, p.target, p.rows)
+	p.LogProbs, p.Entropy, p.hidden, p.target, p.rows = nil, nil, nil, nil, nil
 }
 
 // SetTrainable switches autograd tracking of the parameters on or off.

@@ -25,9 +25,11 @@ func paramGrads(t *testing.T, m *CausalLM) map[string][]float32 {
 }
 
 // The chunked training pass gives every weight the gradient that autograd
-// gives through the full logits, for loss = Σ a·logp + Σ b·H.
+// gives through the full logits, for loss = Σ a·logp + Σ b·H, on all
+// positions and on a selection of them (the reference masks a and b).
 func TestScoreForTrainingGradients(t *testing.T) {
-	for _, tied := range []bool{true, false} {
+	for _, c := range []struct{ tied, selected bool }{{true, false}, {false, false}, {true, true}, {false, true}} {
+		tied := c.tied
 		dir, _ := writeTiny(t, tied, 0)
 		m := loadTiny(t, dir)
 		if err := SetTrainable(m.Params(), true); err != nil {
@@ -39,6 +41,14 @@ func TestScoreForTrainingGradients(t *testing.T) {
 		a := must(ts.Randn([]int64{B, int64(L - 1)}, gotch.Float, gotch.CPU))
 		b := must(ts.Randn([]int64{B, int64(L - 1)}, gotch.Float, gotch.CPU))
 		defer dropAll(a, b)
+		var sel *ts.Tensor
+		refA, refB := a, b
+		if c.selected {
+			sel = must(must(ts.Rand([]int64{B, int64(L - 1)}, gotch.Float, gotch.CPU)).Gt(ts.FloatScalar(0.5), true))
+			sel = must(sel.Totype(gotch.Float, true))
+			refA, refB = must(a.Mul(sel, false)), must(b.Mul(sel, false))
+			defer dropAll(sel, refA, refB)
+		}
 
 		// Reference: autograd through the full [B, T−1, V] logits.
 		func() {
@@ -53,12 +63,12 @@ func TestScoreForTrainingGradients(t *testing.T) {
 			lpY := s.Keep(must(s.Keep(must(logp.Gather(-1, y, false, false))).SqueezeDim(-1, false)))
 			p := s.Keep(must(logp.Exp(false)))
 			H := s.Keep(must(s.Keep(must(s.Keep(must(p.Mul(logp, false))).SumDimIntlist([]int64{-1}, false, gotch.Float, false))).Neg(false)))
-			loss := s.Keep(must(s.Keep(must(s.Keep(must(lpY.Mul(a, false))).Sum(gotch.Float, false))).Add(s.Keep(must(s.Keep(must(H.Mul(b, false))).Sum(gotch.Float, false))), false)))
+			loss := s.Keep(must(s.Keep(must(s.Keep(must(lpY.Mul(refA, false))).Sum(gotch.Float, false))).Add(s.Keep(must(s.Keep(must(H.Mul(refB, false))).Sum(gotch.Float, false))), false)))
 			check(loss.Backward())
 		}()
 		want := paramGrads(t, m)
 
-		sc, err := m.ScoreForTraining(ids, mask, 3)
+		sc, err := m.ScoreForTraining(ids, mask, sel, 3)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,9 +91,9 @@ func TestScoreForTrainingGradients(t *testing.T) {
 				scale = math.Max(scale, math.Abs(float64(w[i])))
 			}
 		}
-		t.Logf("tied=%v: max |grad difference| %.2g (largest grad %.2g)", tied, worst, scale)
+		t.Logf("tied=%v selected=%v: max |grad difference| %.2g (largest grad %.2g)", tied, c.selected, worst, scale)
 		if worst > 1e-5*math.Max(1, scale) {
-			t.Fatalf("tied=%v: chunked gradients differ from autograd by %.3g", tied, worst)
+			t.Fatalf("tied=%v selected=%v: chunked gradients differ from autograd by %.3g", tied, c.selected, worst)
 		}
 	}
 }
