@@ -107,6 +107,10 @@ type Parsed struct {
 	// FormatPenalty is RAGEN's rule: the format did not match, or no action
 	// is valid, or some action was dropped as unknown.
 	FormatPenalty bool
+	// Matched is true when the think/answer format matched; Think is then
+	// the stripped reasoning ("" without thinking or when empty).
+	Matched bool
+	Think   string
 }
 
 // ParseResponse parses decoded generated text (special tokens skipped) as
@@ -131,6 +135,7 @@ func ParseResponse(text string, enableThink bool, maxActionsPerTurn int, env Env
 		return p
 	}
 	answer, think = removeSpecialTokens(answer), removeSpecialTokens(think)
+	p.Matched, p.Think = true, think
 	for _, piece := range strings.Split(answer, ActionSep) {
 		if a := pyStrip(piece); a != "" {
 			p.Actions = append(p.Actions, a)

@@ -45,6 +45,9 @@ type Status struct {
 	NumActions int       // actions executed so far
 	Rewards    []float64 // env reward of each answered turn
 	Penalty    float64   // accumulated format penalty
+	Shaping    float64   // accumulated reasoning/format shaping reward (Config.Shaping)
+
+	PenaltyTurns, ThinkBonusTurns, EmptyThinkTurns, LongThinkTurns int // turns each term applied to
 }
 
 // Success is RAGEN's outcome: terminated and not truncated.

@@ -10,7 +10,10 @@ type Metrics map[string]float64
 // success, num_actions, action_is_effective and action_is_valid (each a
 // per-turn average within an episode), and pass@{groupSize}: the fraction
 // of the tag's groups with at least one success. response_length is the
-// mean number of sampled tokens per trajectory, over all tags.
+// mean number of sampled tokens per trajectory, over all tags. The reward
+// terms are means per trajectory over all tags: reward/env (summed turn
+// rewards), reward/format_penalty, reward/shaping, and the share of answered
+// turns each term applied to (reward/*_turns).
 func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 	type acc struct {
 		n, success, actions, effective, valid float64
@@ -18,7 +21,7 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 	}
 	byTag := map[string]*acc{}
 	out := Metrics{}
-	var tokens float64
+	var tokens, env, pen, shaping, turns, penT, bonusT, emptyT, longT float64
 	for _, t := range trajs {
 		a := byTag[t.Tag]
 		if a == nil {
@@ -34,6 +37,16 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		a.valid += t.ActionIsValid
 		a.groups[t.GroupID] = a.groups[t.GroupID] || t.Success
 		tokens += float64(t.ResponseTokens)
+		for _, r := range t.TurnRewards {
+			env += r
+		}
+		pen += t.Penalty
+		shaping += t.Shaping
+		turns += float64(len(t.TurnRewards))
+		penT += float64(t.Terms.PenaltyTurns)
+		bonusT += float64(t.Terms.ThinkBonusTurns)
+		emptyT += float64(t.Terms.EmptyThinkTurns)
+		longT += float64(t.Terms.LongThinkTurns)
 	}
 	for tag, a := range byTag {
 		out[tag+"/success"] = a.success / a.n
@@ -48,8 +61,15 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		}
 		out[tag+"/pass@"+strconv.Itoa(groupSize)] = pass / float64(len(a.groups))
 	}
-	if len(trajs) > 0 {
-		out["response_length"] = tokens / float64(len(trajs))
+	if n := float64(len(trajs)); n > 0 {
+		out["response_length"] = tokens / n
+		out["reward/env"], out["reward/format_penalty"], out["reward/shaping"] = env/n, pen/n, shaping/n
+	}
+	if turns > 0 {
+		out["reward/format_penalty_turns"] = penT / turns
+		out["reward/think_bonus_turns"] = bonusT / turns
+		out["reward/empty_think_turns"] = emptyT / turns
+		out["reward/long_think_turns"] = longT / turns
 	}
 	return out
 }

@@ -28,7 +28,9 @@ type Trajectory struct {
 	PerTurn           []Sequence          // one sequence per turn (MaxContextWindow > 0)
 	TurnRewards       []float64           // env reward of each turn
 	Penalty           float64             // accumulated format penalty
-	Score             float64             // sum of TurnRewards plus Penalty
+	Shaping           float64             // accumulated reasoning/format shaping reward
+	Score             float64             // sum of TurnRewards plus Penalty plus Shaping
+	Terms             Status              // the episode's status, with the turns each reward term applied to
 	Success           bool                // terminated and not truncated
 	NumActions        int                 // actions executed
 	ActionIsValid     float64             // turns whose last step was valid, over turns
@@ -96,10 +98,12 @@ func (m *Manager) trajectory(e *envState) (Trajectory, error) {
 		EnvID: e.id, GroupID: e.group, Tag: e.tag, Seed: e.seed,
 		TurnRewards: append([]float64(nil), e.status.Rewards...),
 		Penalty:     e.status.Penalty,
+		Shaping:     e.status.Shaping,
+		Terms:       e.status,
 		Success:     e.status.Success(),
 		NumActions:  e.status.NumActions,
 	}
-	t.Score = t.Penalty
+	t.Score = t.Penalty + t.Shaping
 	for _, r := range t.TurnRewards {
 		t.Score += r
 	}

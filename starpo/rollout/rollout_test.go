@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/ragen-go/ragen/envs"
 )
 
 func TestConfigValidate(t *testing.T) {
@@ -174,6 +176,16 @@ func TestMetrics(t *testing.T) {
 		"SimpleSokoban/action_is_valid":     1.0 / 4,
 		"SimpleSokoban/action_is_effective": t0.ActionIsEffective / 4,
 		"response_length":                   float64(tokens) / 4,
+		"reward/env":                        sumOf(t0.TurnRewards) / 4,
+		"reward/format_penalty":             3 * 5 * -0.1 / 4, // 3 babblers × 5 turns
+		"reward/shaping":                    0,
+		"reward/format_penalty_turns":       15.0 / 16, // of 1 solver turn + 15
+		"reward/think_bonus_turns":          1.0 / 16,  // the solver's turn qualifies (the bonus is 0)
+		"reward/empty_think_turns":          0,
+		"reward/long_think_turns":           0,
+	}
+	if len(t0.TurnRewards) != 1 {
+		t.Fatalf("the solver took %d turns, want 1", len(t0.TurnRewards))
 	}
 	if !reflect.DeepEqual(met, want) {
 		t.Fatalf("metrics\n got %v\nwant %v", met, want)
@@ -243,5 +255,58 @@ func TestContextWindow(t *testing.T) {
 			t.Fatalf("turn %d: sequence does not start with its prompt", k+1)
 		}
 		checkSequence(t, s, gens[k:k+1])
+	}
+}
+
+func sumOf(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+// The shaping terms: a bounded non-empty think before a valid answer earns
+// the bonus, an empty or runaway one the penalties; all land in the score
+// and in the metrics.
+func TestShaping(t *testing.T) {
+	sh := Shaping{ThinkBonus: 0.5, EmptyThinkPenalty: -0.3, LongThinkPenalty: -0.2, ThinkMaxWords: 4}
+	env, err := envs.New("SimpleSokoban")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		text string
+		want float64
+		term string
+	}{
+		{"push the box right</think><answer>Right</answer>", 0.5, "bonus"},
+		{"</think><answer>Right</answer>", -0.3, "empty"},
+		{"one two three four five</think><answer>Right</answer>", -0.2, "long"},
+		{"fine</think><answer>Jump</answer>", 0, ""}, // invalid action: no bonus
+		{"no answer at all", 0, ""},                  // format failed: RAGEN's penalty only
+	} {
+		got, term := sh.Turn(envs.ParseResponse(c.text, true, 5, env), true)
+		if got != c.want || term != c.term {
+			t.Errorf("%q: shaping %v (%q), want %v (%q)", c.text, got, term, c.want, c.term)
+		}
+	}
+	cfg := testConfig("SimpleSokoban", 1, 2)
+	cfg.Shaping, cfg.MaxTurn = sh, 1
+	m := newTestManager(t, cfg, 10000)
+	trajs, met, err := m.Run(scripted(t, m, func(i, _ int) answer {
+		if i == 0 {
+			return solverAnswer(t, m, i)
+		}
+		return answer{text: "</think><answer>Up</answer>", imEnd: true}
+	}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if trajs[1].Shaping != -0.3 || trajs[1].Score != sumOf(trajs[1].TurnRewards)+trajs[1].Penalty-0.3 {
+		t.Fatalf("empty-think trajectory: shaping %v score %v", trajs[1].Shaping, trajs[1].Score)
+	}
+	if met["reward/empty_think_turns"] != 0.5 || met["reward/shaping"] != (trajs[0].Shaping-0.3)/2 {
+		t.Fatalf("metrics %v", met)
 	}
 }

@@ -59,6 +59,17 @@ func (m *Manager) Apply(i int, g Generation) error {
 	}
 	if p.FormatPenalty {
 		e.status.Penalty += m.cfg.FormatPenalty
+		e.status.PenaltyTurns++
+	}
+	shaped, term := m.cfg.Shaping.Turn(p, m.cfg.EnableThink)
+	e.status.Shaping += shaped
+	switch term {
+	case "bonus":
+		e.status.ThinkBonusTurns++
+	case "empty":
+		e.status.EmptyThinkTurns++
+	case "long":
+		e.status.LongThinkTurns++
 	}
 	st := &e.status
 	st.NumActions += len(executed)
