@@ -15,11 +15,12 @@ import (
 // responses = input_ids[:, 1:]): the response mask (1 where token j+1 was
 // sampled), the log-probabilities it was sampled with, and the rewards.
 type batch struct {
-	B, L    int
-	ids     []int64     // [B·L]
-	attn    []int64     // [B·L]
-	resp    [][]float64 // [B][L−1]
-	oldLogp [][]float64 // [B][L−1]
+	B, L     int
+	ids      []int64     // [B·L]
+	attn     []int64     // [B·L]
+	resp     [][]float64 // [B][L−1]
+	oldLogp  [][]float64 // [B][L−1]
+	turnEnds [][]int     // [B][turns]: the position predicting each turn's last sampled token
 }
 
 func newBatch(trajs []rollout.Trajectory) *batch {
@@ -28,7 +29,7 @@ func newBatch(trajs []rollout.Trajectory) *batch {
 		b.L = max(b.L, len(t.IDs))
 	}
 	b.ids, b.attn = make([]int64, b.B*b.L), make([]int64, b.B*b.L)
-	b.resp, b.oldLogp = make([][]float64, b.B), make([][]float64, b.B)
+	b.resp, b.oldLogp, b.turnEnds = make([][]float64, b.B), make([][]float64, b.B), make([][]int, b.B)
 	for i, t := range trajs {
 		off := b.L - len(t.IDs) // left padding
 		for j, id := range t.IDs {
@@ -39,8 +40,20 @@ func newBatch(trajs []rollout.Trajectory) *batch {
 			b.resp[i][off+j-1] = t.LossMask[j]
 			b.oldLogp[i][off+j-1] = t.OldLogProbs[j]
 		}
+		for _, e := range t.TurnEnds {
+			b.turnEnds[i] = append(b.turnEnds[i], off+e-1)
+		}
 	}
 	return b
+}
+
+// tokens is the number of real (unpadded) tokens in the batch.
+func (b *batch) tokens() int {
+	n := 0
+	for _, a := range b.attn {
+		n += int(a)
+	}
+	return n
 }
 
 // rows returns the tensors of rows [lo, hi): ids and attention [n, L]

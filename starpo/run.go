@@ -3,6 +3,7 @@ package starpo
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -42,6 +43,19 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options) (*Run, e
 		return nil, err
 	}
 	t := &Trainer{Cfg: stepConfig(cfg), Actor: actor, Tok: tok}
+	if t.ActorLR, err = optim.NewSchedule(cfg.Actor.LR, cfg.Actor.WarmupSteps, cfg.Actor.WarmupRatio, cfg.Steps); err != nil {
+		return nil, fmt.Errorf("actor: %w", err)
+	}
+	if t.CriticLR, err = optim.NewSchedule(cfg.Critic.LR, cfg.Critic.WarmupSteps, cfg.Critic.WarmupRatio, cfg.Steps); err != nil {
+		return nil, fmt.Errorf("critic: %w", err)
+	}
+	if cfg.Algorithm.UseKLLoss || cfg.Algorithm.KLInReward {
+		// The reference is the starting policy, frozen: a second copy of
+		// the weights, never trained (verl's ref worker).
+		if t.Ref, err = model.LoadCausalLM(modelDir, opt); err != nil {
+			return nil, fmt.Errorf("reference policy: %w", err)
+		}
+	}
 	if err := model.SetTrainable(actor.Params(), true); err != nil {
 		return nil, err
 	}
@@ -80,6 +94,7 @@ func rolloutConfig(c config.Config, e config.Envs, seed int64) rollout.Config {
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.Seed = e.Tags, e.NGroups, e.EnvGroups, e.GroupSize, seed
 	rc.MaxTurn, rc.MaxActionsPerTurn, rc.EnableThink = c.Agent.MaxTurn, c.Agent.MaxActionsPerTurn, c.Agent.EnableThink
 	rc.FormatPenalty, rc.MaxContextWindow = c.Agent.FormatPenalty, c.Agent.MaxContextWindow
+	rc.Shaping = rollout.Shaping(c.Shaping)
 	return rc
 }
 
@@ -91,7 +106,10 @@ func stepConfig(c config.Config) StepConfig {
 	s.AdvEstimator, s.RewardNorm, s.FilterRatio, s.FilterMode = a.AdvEstimator, a.RewardNorm, a.FilterRatio, a.FilterType
 	s.Gamma, s.Lambda, s.ClipLow, s.ClipHigh, s.ClipC = a.Gamma, a.Lambda, a.ClipLow, a.ClipHigh, a.ClipC
 	s.ValueClip, s.EntropyCoef, s.AggMode = a.ValueClip, a.EntropyCoef, loss.AggMode(a.LossAggMode)
-	s.MicroBatch, s.ChunkRows, s.GradClip = a.MicroBatch, a.LMHeadChunk, c.Actor.GradClip
+	s.MicroBatch, s.ChunkRows, s.GradClip, s.CriticGradClip = a.MicroBatch, a.LMHeadChunk, c.Actor.GradClip, c.Critic.GradClip
+	s.MiniBatch, s.Epochs, s.UseTurnScores = a.MiniBatch, a.Epochs, a.TurnScores
+	s.UseKLLoss, s.KLLossCoef, s.KLLossType = a.UseKLLoss, a.KLLossCoef, a.KLLossType
+	s.UseKLInReward, s.KLCoef, s.KLPenalty = a.KLInReward, a.KLCoef, a.KLPenalty
 	return s
 }
 
@@ -130,6 +148,13 @@ func (r *Run) Execute(resume bool) error {
 			return err
 		}
 	}
+	r.Trainer.OnRollout = func(step int, trajs []rollout.Trajectory) error {
+		if r.Cfg.TrajEvery == 0 || (step+1)%r.Cfg.TrajEvery != 0 && step+1 != r.Cfg.Steps {
+			return nil
+		}
+		return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
+	}
+	watch := NewEchoWatch()
 	for step := start; step < r.Cfg.Steps; step++ {
 		if r.Stop != nil && r.Stop() {
 			log.Warn().Int("step", step).Msg("interrupted: saving a checkpoint")
@@ -141,6 +166,12 @@ func (r *Run) Execute(resume bool) error {
 			return err
 		}
 		met["step"] = float64(step + 1)
+		if fired := watch.Observe(met); len(fired) > 0 {
+			log.Warn().Int("step", step+1).Strs("signals", fired).
+				Float64("in_group_std", met["rollout/in_group_std"]).Float64("entropy", met["actor/entropy_loss"]).
+				Float64("grad_norm", met["actor/grad_norm"]).
+				Msg("Echo Trap warning: in-group reward variance or entropy is collapsing, or the gradient norm spiked (consider StarPO-S filtering, a lower lr or stopping)")
+		}
 		if err := r.write(met); err != nil {
 			return err
 		}
@@ -200,8 +231,19 @@ func (r *Run) validate(step int) error {
 	return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
 }
 
+// write appends one metrics line; values that are not finite (a skipped
+// step's grad norm, an undefined explained variance) are written as null,
+// which JSON can hold and NaN cannot.
 func (r *Run) write(met map[string]float64) error {
-	b, err := json.Marshal(met)
+	out := make(map[string]any, len(met))
+	for k, v := range met {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			out[k] = nil
+		} else {
+			out[k] = v
+		}
+	}
+	b, err := json.Marshal(out)
 	if err != nil {
 		return err
 	}
@@ -221,7 +263,7 @@ func writeTrajectories(path string, trajs []rollout.Trajectory) error {
 	enc := json.NewEncoder(f)
 	for _, t := range trajs {
 		rec := map[string]any{"env_id": t.EnvID, "group_id": t.GroupID, "tag": t.Tag, "seed": t.Seed, "messages": t.Messages,
-			"turn_rewards": t.TurnRewards, "penalty": t.Penalty, "score": t.Score, "success": t.Success, "num_actions": t.NumActions}
+			"turn_rewards": t.TurnRewards, "penalty": t.Penalty, "shaping": t.Shaping, "score": t.Score, "success": t.Success, "num_actions": t.NumActions}
 		if err := enc.Encode(rec); err != nil {
 			f.Close()
 			return err
@@ -234,7 +276,9 @@ func progress(step, total int, m map[string]float64) {
 	log.Info().Int("step", step).Int("of", total).
 		Float64("score", m["critic/score/mean"]).Float64("in_group_std", m["rollout/in_group_std"]).
 		Float64("entropy", m["actor/entropy_loss"]).Float64("grad_norm", m["actor/grad_norm"]).
-		Float64("pg_clipfrac", m["actor/pg_clipfrac"]).Float64("step_s", m["timing_s/step"]).Msg("train")
+		Float64("pg_clipfrac", m["actor/pg_clipfrac"]).Float64("resp_len", m["train/response_length"]).
+		Float64("gen_tok_s", m["perf/gen_tokens_per_s"]).Float64("train_tok_s", m["perf/train_tokens_per_s"]).
+		Float64("step_s", m["timing_s/step"]).Msg("train")
 }
 
 // Close frees the models and optimiser states.
@@ -242,6 +286,9 @@ func (r *Run) Close() {
 	t := r.Trainer
 	t.ActorOpt.Drop()
 	t.Actor.Drop()
+	if t.Ref != nil {
+		t.Ref.Drop()
+	}
 	if t.Critic != nil {
 		t.CriticOpt.Drop()
 		t.Critic.Drop()

@@ -4,9 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
-
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo/advantage"
@@ -18,22 +15,32 @@ import (
 
 // StepConfig holds the algorithm settings of one StarPO(-S) PPO step.
 type StepConfig struct {
-	Gen          GenOptions   // rollout sampling
-	AdvEstimator string       // "gae" (PPO with the critic) or "grpo" (no critic)
-	RewardNorm   string       // score normalisation per initial state: identity, mean, mean_std, asym_clip
-	FilterRatio  float64      // StarPO-S: keep this share of groups (1 = all)
-	FilterMode   string       // "std" (highest in-group std) or "std_rev"
-	Gamma        float64      // GAE discount
-	Lambda       float64      // GAE λ
-	ClipLow      float64      // ε_low
-	ClipHigh     float64      // ε_high (clip-higher)
-	ClipC        float64      // dual-clip bound
-	ValueClip    float64      // critic value clipping
-	EntropyCoef  float64      // entropy bonus
-	AggMode      loss.AggMode // loss aggregation
-	MicroBatch   int          // trajectories per forward/backward
-	GradClip     float64      // global gradient-norm clip
-	ChunkRows    int          // lm-head chunk for training scores
+	Gen            GenOptions   // rollout sampling
+	AdvEstimator   string       // "gae" (PPO with the critic) or "grpo" (no critic)
+	RewardNorm     string       // score normalisation per initial state: identity, mean, mean_std, asym_clip
+	UseTurnScores  bool         // each turn's reward on its own <|im_end|>; no penalty, shaping or normalisation
+	FilterRatio    float64      // StarPO-S: keep this share of groups (1 = all)
+	FilterMode     string       // "std" (highest in-group std) or "std_rev"
+	Gamma          float64      // GAE discount
+	Lambda         float64      // GAE λ
+	ClipLow        float64      // ε_low
+	ClipHigh       float64      // ε_high (clip-higher)
+	ClipC          float64      // dual-clip bound
+	ValueClip      float64      // critic value clipping
+	EntropyCoef    float64      // entropy bonus
+	UseKLLoss      bool         // add KLLossCoef·agg(KL(π‖π_ref)) to the actor loss
+	KLLossCoef     float64      // kl_loss_coef
+	KLLossType     string       // estimator of the KL loss: kl (k1), abs, mse (k2), low_var_kl (k3)
+	UseKLInReward  bool         // subtract KLCoef·KL(π_old‖π_ref) from the token rewards
+	KLCoef         float64      // kl_ctrl.kl_coef (fixed controller)
+	KLPenalty      string       // estimator of the in-reward KL
+	AggMode        loss.AggMode // loss aggregation
+	MiniBatch      int          // trajectories per optimiser step (ppo_mini_batch_size); 0 = all kept
+	Epochs         int          // passes over the kept trajectories (ppo_epochs)
+	MicroBatch     int          // trajectories per forward/backward
+	GradClip       float64      // actor's global gradient-norm clip
+	CriticGradClip float64      // critic's
+	ChunkRows      int          // lm-head chunk for training scores
 }
 
 // DefaultStepConfig is StarPO-S with RAGEN's defaults (spec §1.3, §9.11).
@@ -43,25 +50,36 @@ func DefaultStepConfig() StepConfig {
 		AdvEstimator: "gae", RewardNorm: advantage.NormIdentity,
 		FilterRatio: 0.25, FilterMode: advantage.FilterStd, Gamma: 1, Lambda: 1,
 		ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001,
-		AggMode: loss.TokenMean, MicroBatch: 1, GradClip: 1,
+		KLLossCoef: 0.001, KLLossType: loss.KLLowVar, KLCoef: 0.001, KLPenalty: loss.KLK1,
+		AggMode: loss.TokenMean, MiniBatch: 32, Epochs: 1, MicroBatch: 1, GradClip: 1, CriticGradClip: 1,
 	}
 }
 
 // Trainer runs PPO steps of StarPO: with the critic (GAE), or critic-free
-// with GRPO (Critic and CriticOpt nil).
+// with GRPO (Critic and CriticOpt nil). Ref, when set, is the frozen
+// reference policy the KL terms are measured against.
 type Trainer struct {
 	Cfg       StepConfig
 	Actor     *model.CausalLM
 	Critic    *model.ValueModel
+	Ref       *model.CausalLM
 	Tok       *tokenizer.Tokenizer
 	Envs      *rollout.Manager
 	ActorOpt  *optim.AdamW
 	CriticOpt *optim.AdamW
+	ActorLR   optim.Schedule // learning rate per training step; zero value = keep the optimiser's
+	CriticLR  optim.Schedule
+
+	// OnRollout, when set, sees each step's trajectories (all of them,
+	// before the filter) before the update, e.g. to write them to disk.
+	OnRollout func(step int, trajs []rollout.Trajectory) error
 }
 
-// Step runs one training step: rollout, StarPO-S filter, old values, GAE
-// with whitening, a critic update and an actor update (one mini-batch of
-// all kept trajectories, micro-batched). It returns RAGEN-named metrics.
+// Step runs one training step: rollout, score normalisation, StarPO-S
+// filter, optional reference log-probs, advantages (GAE with the critic's
+// values and whitening, or GRPO), then the critic's and the actor's PPO
+// epochs over mini-batches of the kept trajectories. It returns RAGEN-named
+// metrics, plus perf/ throughput and memory and the reward terms.
 func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	defer torchrt.Catch(&err, fmt.Sprintf("training step %d", step))
 	met := map[string]float64{}
@@ -79,20 +97,102 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	for k, v := range rm {
 		met["train/"+k] = v
 	}
-	met["timing_s/gen"] = time.Since(t0).Seconds()
+	genS := time.Since(t0).Seconds()
+	met["timing_s/gen"] = genS
+	genTokens := 0
+	for _, tr := range trajs {
+		genTokens += tr.ResponseTokens
+	}
+	met["perf/gen_tokens_per_s"] = float64(genTokens) / genS
+	if t.OnRollout != nil {
+		if err := t.OnRollout(step, trajs); err != nil {
+			return nil, err
+		}
+	}
 
+	rewards, b, err := t.selectKept(trajs, met)
+	if err != nil {
+		return nil, err
+	}
+
+	t1 := time.Now()
+	var refLogp [][]float64
+	if t.Ref != nil && (t.Cfg.UseKLLoss || t.Cfg.UseKLInReward) {
+		refLogp = t.refLogProbs(b)
+		met["timing_s/ref"] = time.Since(t1).Seconds()
+		if t.Cfg.UseKLInReward {
+			if err := t.klInReward(b, refLogp, rewards, met); err != nil {
+				return nil, err
+			}
+		}
+	}
+
+	t2 := time.Now()
+	var adv, returns, oldV [][]float64
+	switch t.Cfg.AdvEstimator {
+	case "grpo":
+		adv, returns = advantage.GRPOOutcome(rewards, b.resp)
+	case "gae":
+		oldV = t.values(b)
+		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
+		if adv, err = advantage.WhitenMasked(adv, b.resp); err != nil {
+			return nil, err
+		}
+		met["critic/vf_explained_var"] = explainedVariance(returns, oldV, b.resp)
+		met["critic/values/mean"] = maskedMean(oldV, b.resp)
+	default:
+		return nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
+	}
+	met["critic/advantages/mean"], met["critic/returns/mean"] = maskedMean(adv, b.resp), maskedMean(returns, b.resp)
+	met["timing_s/adv"] = time.Since(t2).Seconds()
+
+	tokens := float64(b.tokens() * max(1, t.Cfg.Epochs))
+	var updS float64
+	if t.Cfg.AdvEstimator == "gae" {
+		t3 := time.Now()
+		if err := t.updateCritic(step, b, oldV, returns, met); err != nil {
+			return nil, err
+		}
+		s := time.Since(t3).Seconds()
+		met["timing_s/update_critic"], met["perf/update_critic_tokens_per_s"] = s, tokens/s
+		updS += s
+	}
+	t4 := time.Now()
+	if err := t.updateActor(step, b, adv, refLogp, met); err != nil {
+		return nil, err
+	}
+	s := time.Since(t4).Seconds()
+	met["timing_s/update_actor"], met["perf/update_actor_tokens_per_s"] = s, tokens/s
+	updS += s
+	met["perf/train_tokens_per_s"] = tokens / updS
+	met["timing_s/step"] = time.Since(t0).Seconds()
+	mem := torchrt.ReadMemory()
+	met["perf/memory_mb"], met["perf/max_memory_mb"] = float64(mem.Resident)/(1<<20), float64(mem.Peak)/(1<<20)
+	return met, nil
+}
+
+// selectKept normalises the scores, applies the StarPO-S filter and places
+// the rewards of the kept trajectories in response coordinates.
+func (t *Trainer) selectKept(trajs []rollout.Trajectory, met map[string]float64) ([][]float64, *batch, error) {
+	rc := t.Envs.Config()
 	scores, groups := make([]float64, len(trajs)), make([]int, len(trajs))
 	for i, tr := range trajs {
 		scores[i], groups[i] = tr.Score, tr.GroupID
+		if t.Cfg.UseTurnScores {
+			scores[i] = sum(tr.TurnRewards)
+		}
 	}
+	var err error
 	// RAGEN normalises by initial-state group before the filter sees the
-	// scores (spec §3.8 step 6).
-	if scores, err = advantage.NormalizeScores(scores, groups, t.Cfg.RewardNorm); err != nil {
-		return nil, err
+	// scores (spec §3.8 step 6), and not at all with turn scores.
+	if !t.Cfg.UseTurnScores {
+		if scores, err = advantage.NormalizeScores(scores, groups, t.Cfg.RewardNorm); err != nil {
+			return nil, nil, err
+		}
 	}
 	keep, fs, err := advantage.FilterGroups(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	for k, v := range fs.Metrics() {
 		met[k] = v
@@ -105,166 +205,26 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	}
 	b := newBatch(kept)
 	rewards := make([][]float64, b.B)
-	for i := range kept {
-		rewards[i] = advantage.PlaceScore(b.resp[i], keptScores[i])
+	for i, tr := range kept {
+		if !t.Cfg.UseTurnScores {
+			rewards[i] = advantage.PlaceScore(b.resp[i], keptScores[i])
+			continue
+		}
+		if rewards[i], err = advantage.PlaceTurnRewards(b.resp[i], b.turnEnds[i], tr.TurnRewards); err != nil {
+			return nil, nil, err
+		}
 	}
 	met["critic/score/mean"] = advantage.Mean(keptScores)
-
-	t1 := time.Now()
-	var adv, returns, oldV [][]float64
-	switch t.Cfg.AdvEstimator {
-	case "grpo":
-		adv, _ = advantage.GRPOOutcome(rewards, b.resp)
-	case "gae":
-		oldV = t.values(b)
-		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
-		if adv, err = advantage.WhitenMasked(adv, b.resp); err != nil {
-			return nil, err
-		}
-	default:
-		return nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
-	}
-	met["timing_s/adv"] = time.Since(t1).Seconds()
-
-	if t.Cfg.AdvEstimator == "gae" {
-		t2 := time.Now()
-		if err := t.updateCritic(b, oldV, returns, met); err != nil {
-			return nil, err
-		}
-		met["timing_s/update_critic"] = time.Since(t2).Seconds()
-	}
-	t3 := time.Now()
-	if err := t.updateActor(b, adv, met); err != nil {
-		return nil, err
-	}
-	met["timing_s/update_actor"] = time.Since(t3).Seconds()
-	met["timing_s/step"] = time.Since(t0).Seconds()
-	return met, nil
+	met["train/kept_trajectories"] = float64(b.B)
+	return rewards, b, nil
 }
 
-// microBatches calls fn for each [lo, hi) of the batch; n is their count.
-func (t *Trainer) microBatches(b *batch, fn func(lo, hi, n int) error) error {
-	mb := max(1, t.Cfg.MicroBatch)
-	n := (b.B + mb - 1) / mb
-	for lo := 0; lo < b.B; lo += mb {
-		if err := fn(lo, min(b.B, lo+mb), n); err != nil {
-			return err
-		}
+func sum(xs []float64) float64 {
+	s := 0.0
+	for _, x := range xs {
+		s += x
 	}
-	return nil
-}
-
-// inputs builds the model inputs of rows [lo, hi).
-func inputs(b *batch, lo, hi int, dev gotch.Device, dt gotch.DType, s *torchrt.Scope) model.Inputs {
-	ids, attn := b.rows(lo, hi, dev)
-	s.Keep(ids)
-	s.Keep(attn)
-	pos := s.Keep(torchrt.Must(model.PositionsFromMask(attn)))
-	bias := s.Keep(torchrt.Must(model.AttentionBias(attn, int64(b.L), dt)))
-	return model.Inputs{IDs: ids, Positions: pos, Bias: bias}
-}
-
-// values are the critic's values in response coordinates, [B][L−1]:
-// position j values the state after token j (verl's values[:, :-1]).
-func (t *Trainer) values(b *batch) [][]float64 {
-	out := make([][]float64, 0, b.B)
-	torchrt.Check(torchrt.NoGrad(func() error {
-		return t.microBatches(b, func(lo, hi, _ int) error {
-			var s torchrt.Scope
-			defer s.Drop()
-			v := s.Keep(torchrt.Must(t.Critic.Values(inputs(b, lo, hi, t.Critic.Device, t.Critic.DType, &s))))
-			v = s.Keep(torchrt.Must(v.Narrow(1, 0, int64(b.L-1), false)))
-			out = append(out, toRows(v)...)
-			return nil
-		})
-	}))
-	return out
-}
-
-func (t *Trainer) updateCritic(b *batch, oldV, returns [][]float64, met map[string]float64) error {
-	if err := t.CriticOpt.ZeroGrad(); err != nil {
-		return err
-	}
-	var vf, clip float64
-	err := t.microBatches(b, func(lo, hi, n int) error {
-		var s torchrt.Scope
-		defer s.Drop()
-		dev := t.Critic.Device
-		v := s.Keep(torchrt.Must(t.Critic.Values(inputs(b, lo, hi, dev, t.Critic.DType, &s))))
-		v = s.Keep(torchrt.Must(v.Narrow(1, 0, int64(b.L-1), false)))
-		l, vm, err := loss.ValueLoss(v, s.Keep(floatRows(oldV, lo, hi, dev)), s.Keep(floatRows(returns, lo, hi, dev)), s.Keep(floatRows(b.resp, lo, hi, dev)), t.Cfg.ValueClip, t.Cfg.AggMode)
-		if err != nil {
-			return err
-		}
-		s.Keep(l)
-		vf += vm.VFLoss / float64(n)
-		clip += vm.VFClipFrac / float64(n)
-		return s.Keep(torchrt.Must(l.DivScalar(ts.FloatScalar(float64(n)), false))).Backward()
-	})
-	if err != nil {
-		return err
-	}
-	norm, stepped, err := optim.StepIfFinite(t.CriticOpt, t.Cfg.GradClip)
-	if err != nil {
-		return err
-	}
-	met["critic/vf_loss"], met["critic/vf_clipfrac"], met["critic/grad_norm"] = vf, clip, norm
-	met["critic/step_skipped"] = b2f(!stepped)
-	return t.CriticOpt.ZeroGrad()
-}
-
-func (t *Trainer) updateActor(b *batch, adv [][]float64, met map[string]float64) error {
-	if err := t.ActorOpt.ZeroGrad(); err != nil {
-		return err
-	}
-	sums := map[string]float64{}
-	err := t.microBatches(b, func(lo, hi, n int) error {
-		var s torchrt.Scope
-		defer s.Drop()
-		dev := t.Actor.Device
-		ids, attn := b.rows(lo, hi, dev)
-		s.Keep(ids)
-		s.Keep(attn)
-		sc, err := t.Actor.ScoreForTraining(ids, attn, t.Cfg.ChunkRows)
-		if err != nil {
-			return err
-		}
-		defer sc.Drop()
-		resp := s.Keep(floatRows(b.resp, lo, hi, dev))
-		pg, pm, err := loss.PolicyLoss(sc.LogProbs, s.Keep(floatRows(b.oldLogp, lo, hi, dev)), s.Keep(floatRows(adv, lo, hi, dev)), resp, t.Cfg.ClipLow, t.Cfg.ClipHigh, t.Cfg.ClipC, t.Cfg.AggMode)
-		if err != nil {
-			return err
-		}
-		s.Keep(pg)
-		ent, entV, err := loss.EntropyLoss(sc.Entropy, resp, t.Cfg.AggMode)
-		if err != nil {
-			return err
-		}
-		s.Keep(ent)
-		for k, v := range pm.Metrics() {
-			sums[k] += v / float64(n)
-		}
-		sums["actor/entropy_loss"] += entV / float64(n)
-		// loss = (pg − c·H) / n, so the micro-batches of one mini-batch add up.
-		total := s.Keep(torchrt.Must(pg.Sub(s.Keep(torchrt.Must(ent.MulScalar(ts.FloatScalar(t.Cfg.EntropyCoef), false))), false)))
-		total = s.Keep(torchrt.Must(total.DivScalar(ts.FloatScalar(float64(n)), false)))
-		if err := total.Backward(); err != nil {
-			return err
-		}
-		return sc.Backward()
-	})
-	if err != nil {
-		return err
-	}
-	norm, stepped, err := optim.StepIfFinite(t.ActorOpt, t.Cfg.GradClip)
-	if err != nil {
-		return err
-	}
-	for k, v := range sums {
-		met[k] = v
-	}
-	met["actor/grad_norm"], met["actor/step_skipped"], met["actor/lr"] = norm, b2f(!stepped), t.ActorOpt.LR()
-	return t.ActorOpt.ZeroGrad()
+	return s
 }
 
 func b2f(b bool) float64 {

@@ -14,21 +14,23 @@ import (
 
 // Config is one training run.
 type Config struct {
-	Name      string    `yaml:"name"`       // experiment name
-	Seed      int64     `yaml:"seed"`       // training env seeds start here (RAGEN seed.train)
-	ValSeed   int64     `yaml:"val_seed"`   // fixed validation seeds start here (seed.val)
-	Steps     int       `yaml:"steps"`      // training steps (total_training_steps)
-	ValEvery  int       `yaml:"val_every"`  // validate every N steps (test_freq); 0 = only before and after
-	SaveEvery int       `yaml:"save_every"` // checkpoint every N steps; 0 = only at the end
-	DType     string    `yaml:"dtype"`      // auto, fp32, bf16, fp16
-	Device    string    `yaml:"device"`     // auto, cpu, cuda, cuda:N
-	Train     Envs      `yaml:"train"`      // training environments
-	Val       Envs      `yaml:"val"`        // validation environments
-	Agent     Agent     `yaml:"agent"`      // turn and action limits
-	Rollout   Rollout   `yaml:"rollout"`    // sampling
-	Algorithm Algorithm `yaml:"algorithm"`  // advantages and losses
-	Actor     Optim     `yaml:"actor"`      // actor optimiser
-	Critic    Optim     `yaml:"critic"`     // critic optimiser
+	Name      string    `yaml:"name"`               // experiment name
+	Seed      int64     `yaml:"seed"`               // training env seeds start here (RAGEN seed.train)
+	ValSeed   int64     `yaml:"val_seed"`           // fixed validation seeds start here (seed.val)
+	Steps     int       `yaml:"steps"`              // training steps (total_training_steps)
+	ValEvery  int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = only before and after
+	SaveEvery int       `yaml:"save_every"`         // checkpoint every N steps; 0 = only at the end
+	TrajEvery int       `yaml:"trajectories_every"` // write the training trajectories every N steps; 0 = never
+	DType     string    `yaml:"dtype"`              // auto, fp32, bf16, fp16
+	Device    string    `yaml:"device"`             // auto, cpu, cuda, cuda:N
+	Train     Envs      `yaml:"train"`              // training environments
+	Val       Envs      `yaml:"val"`                // validation environments
+	Agent     Agent     `yaml:"agent"`              // turn and action limits
+	Rollout   Rollout   `yaml:"rollout"`            // sampling
+	Algorithm Algorithm `yaml:"algorithm"`          // advantages and losses
+	Shaping   Shaping   `yaml:"shaping"`            // reasoning/format reward terms beyond RAGEN
+	Actor     Optim     `yaml:"actor"`              // actor optimiser
+	Critic    Optim     `yaml:"critic"`             // critic optimiser
 }
 
 // Envs is an environment group layout: n_groups[i] groups of tags[i].
@@ -57,22 +59,40 @@ type Rollout struct {
 	ValTemperature float64 `yaml:"val_temperature"` // validation sampling temperature
 }
 
+// Shaping holds the reasoning/format reward terms, per answered turn (all
+// zero in RAGEN; see rollout.Shaping).
+type Shaping struct {
+	ThinkBonus        float64 `yaml:"think_bonus"`         // non-empty <think> of bounded length before a valid answer
+	EmptyThinkPenalty float64 `yaml:"empty_think_penalty"` // empty <think>
+	LongThinkPenalty  float64 `yaml:"long_think_penalty"`  // <think> over think_max_words words
+	ThinkMaxWords     int     `yaml:"think_max_words"`     // 0 = unbounded
+}
+
 // Algorithm holds the StarPO settings.
 type Algorithm struct {
-	AdvEstimator string  `yaml:"adv_estimator"` // gae (PPO with critic) or grpo
-	Gamma        float64 `yaml:"gamma"`         // GAE discount
-	Lambda       float64 `yaml:"lambda"`        // GAE λ
-	RewardNorm   string  `yaml:"reward_norm"`   // identity, mean, mean_std, asym_clip (per initial state)
-	FilterRatio  float64 `yaml:"filter_ratio"`  // StarPO-S: share of groups kept
-	FilterType   string  `yaml:"filter_type"`   // std or std_rev
-	ClipLow      float64 `yaml:"clip_low"`      // ε_low
-	ClipHigh     float64 `yaml:"clip_high"`     // ε_high
-	ClipC        float64 `yaml:"clip_c"`        // dual clip
-	ValueClip    float64 `yaml:"value_clip"`    // critic value clipping
-	EntropyCoef  float64 `yaml:"entropy_coef"`  // entropy bonus
-	LossAggMode  string  `yaml:"loss_agg_mode"` // token-mean, seq-mean-token-mean, seq-mean-token-sum
-	MicroBatch   int     `yaml:"micro_batch"`   // trajectories per forward/backward
-	LMHeadChunk  int     `yaml:"lm_head_chunk"` // positions per lm-head chunk in training
+	AdvEstimator string  `yaml:"adv_estimator"`    // gae (PPO with critic) or grpo
+	Gamma        float64 `yaml:"gamma"`            // GAE discount
+	Lambda       float64 `yaml:"lambda"`           // GAE λ
+	RewardNorm   string  `yaml:"reward_norm"`      // identity, mean, mean_std, asym_clip (per initial state)
+	TurnScores   bool    `yaml:"use_turn_scores"`  // each turn's reward on its own turn; no penalty, shaping, normalisation
+	FilterRatio  float64 `yaml:"filter_ratio"`     // StarPO-S: share of groups kept
+	FilterType   string  `yaml:"filter_type"`      // std or std_rev
+	ClipLow      float64 `yaml:"clip_low"`         // ε_low
+	ClipHigh     float64 `yaml:"clip_high"`        // ε_high
+	ClipC        float64 `yaml:"clip_c"`           // dual clip
+	ValueClip    float64 `yaml:"value_clip"`       // critic value clipping
+	EntropyCoef  float64 `yaml:"entropy_coef"`     // entropy bonus
+	LossAggMode  string  `yaml:"loss_agg_mode"`    // token-mean, seq-mean-token-mean, seq-mean-token-sum
+	MiniBatch    int     `yaml:"ppo_mini_batch"`   // trajectories per optimiser step; 0 = all kept
+	Epochs       int     `yaml:"ppo_epochs"`       // passes over the kept trajectories
+	MicroBatch   int     `yaml:"micro_batch"`      // trajectories per forward/backward
+	LMHeadChunk  int     `yaml:"lm_head_chunk"`    // positions per lm-head chunk in training
+	UseKLLoss    bool    `yaml:"use_kl_loss"`      // KL to the frozen reference in the actor loss
+	KLLossCoef   float64 `yaml:"kl_loss_coef"`     // its coefficient
+	KLLossType   string  `yaml:"kl_loss_type"`     // kl (k1), abs, mse (k2), low_var_kl (k3)
+	KLInReward   bool    `yaml:"use_kl_in_reward"` // KL to the reference subtracted from the token rewards
+	KLCoef       float64 `yaml:"kl_coef"`          // its (fixed) coefficient
+	KLPenalty    string  `yaml:"kl_penalty"`       // its estimator
 }
 
 // Optim holds one AdamW.
@@ -80,19 +100,22 @@ type Optim struct {
 	LR          float64 `yaml:"lr"`           // learning rate
 	WeightDecay float64 `yaml:"weight_decay"` // decoupled weight decay
 	GradClip    float64 `yaml:"grad_clip"`    // global gradient-norm clip
+	WarmupSteps int     `yaml:"warmup_steps"` // linear warm-up steps; -1 = use warmup_ratio
+	WarmupRatio float64 `yaml:"warmup_ratio"` // warm-up as a share of steps (when warmup_steps is -1)
 }
 
 // Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).
 func Default() Config {
 	return Config{
-		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, DType: "auto", Device: "auto",
-		Train:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
-		Val:       Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},
-		Agent:     Agent{MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1},
-		Rollout:   Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
-		Algorithm: Algorithm{AdvEstimator: "gae", Gamma: 1, Lambda: 1, RewardNorm: "identity", FilterRatio: 0.25, FilterType: "std", ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001, LossAggMode: "token-mean", MicroBatch: 1, LMHeadChunk: 1024},
-		Actor:     Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1},
-		Critic:    Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1},
+		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, TrajEvery: 1, DType: "auto", Device: "auto",
+		Train:   Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
+		Val:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},
+		Agent:   Agent{MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1},
+		Rollout: Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
+		Algorithm: Algorithm{AdvEstimator: "gae", Gamma: 1, Lambda: 1, RewardNorm: "identity", FilterRatio: 0.25, FilterType: "std", ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001, LossAggMode: "token-mean", MiniBatch: 32, Epochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
+			KLLossCoef: 0, KLLossType: "kl", KLCoef: 0, KLPenalty: "kl"},
+		Actor:  Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Critic: Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
 	}
 }
 

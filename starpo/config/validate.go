@@ -29,6 +29,20 @@ func (c Config) Validate() error {
 		return fmt.Errorf("algorithm.adv_estimator %q is not gae or grpo", c.Algorithm.AdvEstimator)
 	case c.Algorithm.MicroBatch < 1:
 		return fmt.Errorf("algorithm.micro_batch %d must be ≥ 1", c.Algorithm.MicroBatch)
+	case c.Algorithm.MiniBatch < 0:
+		return fmt.Errorf("algorithm.ppo_mini_batch %d must be ≥ 0 (0 = all kept trajectories)", c.Algorithm.MiniBatch)
+	case c.Algorithm.Epochs < 1:
+		return fmt.Errorf("algorithm.ppo_epochs %d must be ≥ 1", c.Algorithm.Epochs)
+	case !klKind(c.Algorithm.KLLossType):
+		return fmt.Errorf("algorithm.kl_loss_type %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLLossType)
+	case !klKind(c.Algorithm.KLPenalty):
+		return fmt.Errorf("algorithm.kl_penalty %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLPenalty)
+	case c.TrajEvery < 0:
+		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajEvery)
+	case c.Shaping.ThinkMaxWords < 0:
+		return fmt.Errorf("shaping.think_max_words %d must be ≥ 0", c.Shaping.ThinkMaxWords)
+	case c.Actor.WarmupRatio < 0 || c.Actor.WarmupRatio > 1 || c.Critic.WarmupRatio < 0 || c.Critic.WarmupRatio > 1:
+		return fmt.Errorf("actor.warmup_ratio and critic.warmup_ratio must be in [0, 1]")
 	case c.Actor.LR < 0 || c.Critic.LR < 0:
 		return fmt.Errorf("learning rates must be ≥ 0")
 	}
@@ -53,4 +67,12 @@ func (e Envs) validate(key string) error {
 		return fmt.Errorf("%s.group_size %d must be ≥ 1", key, e.GroupSize)
 	}
 	return nil
+}
+
+func klKind(k string) bool {
+	switch k {
+	case "kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3":
+		return true
+	}
+	return false
 }
