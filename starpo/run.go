@@ -12,7 +12,9 @@ import (
 
 	"github.com/rs/zerolog/log"
 
+	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/report"
 	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/loss"
 	"github.com/ragen-go/ragen/starpo/optim"
@@ -122,6 +124,9 @@ func (r *Run) Execute(resume bool) error {
 	if err := r.Cfg.Save(filepath.Join(r.Dir, "config.yaml")); err != nil {
 		return err
 	}
+	if err := r.writeInfo(); err != nil {
+		return err
+	}
 	start := 0
 	ckRoot := filepath.Join(r.Dir, "checkpoints")
 	if resume {
@@ -186,6 +191,7 @@ func (r *Run) Execute(resume bool) error {
 			if _, err := r.Trainer.SaveCheckpoint(ckRoot, step+1); err != nil {
 				return err
 			}
+			r.refreshReport()
 		}
 	}
 	exp := filepath.Join(r.Dir, "export")
@@ -193,7 +199,33 @@ func (r *Run) Execute(resume bool) error {
 		return fmt.Errorf("exporting the policy: %w", err)
 	}
 	log.Info().Str("export", exp).Msg("policy exported in HuggingFace layout")
+	r.refreshReport()
 	return nil
+}
+
+// refreshReport rewrites report.html; a failure is logged, never fatal: the
+// report is a view of the run's files, which are intact either way.
+func (r *Run) refreshReport() {
+	path, err := report.Write(r.Dir)
+	if err != nil {
+		log.Warn().Err(err).Msg("could not write the run report")
+		return
+	}
+	log.Info().Str("report", path).Msg("run report written")
+}
+
+// writeInfo records what the run trains, where: run.json, for the report.
+func (r *Run) writeInfo() error {
+	a := r.Trainer.Actor
+	info := map[string]any{
+		"model": r.Model, "device": torchrt.DeviceName(a.Device), "dtype": model.DTypeName(a.DType),
+		"parameters": paramCount(a.Params()), "libtorch": torchrt.Describe().LibtorchVersion,
+	}
+	b, err := json.MarshalIndent(info, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(r.Dir, "run.json"), append(b, '\n'), 0o644)
 }
 
 // validate runs the fixed validation rollout (validation temperature) and
@@ -293,4 +325,16 @@ func (r *Run) Close() {
 		t.CriticOpt.Drop()
 		t.Critic.Drop()
 	}
+}
+
+func paramCount(ps []model.Param) int64 {
+	var n int64
+	for _, p := range ps {
+		k := int64(1)
+		for _, d := range torchrt.Size(p.T) {
+			k *= d
+		}
+		n += k
+	}
+	return n
 }

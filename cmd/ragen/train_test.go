@@ -46,7 +46,7 @@ func TestTrainSmoke(t *testing.T) {
 	if code, errOut := runTrainCmd("--config", "../../configs/smoke.yaml", "--model", dir, "--out", out); code != 0 {
 		t.Fatalf("exit %d: %s", code, errOut)
 	}
-	for _, f := range []string{"config.yaml", "metrics.jsonl", "checkpoints/latest", "checkpoints/step-000002/trainer.json", "trajectories/val-step-000000.jsonl", "trajectories/val-step-000002.jsonl", "export/config.json", "export/model.safetensors", "export/tokenizer.json"} {
+	for _, f := range []string{"config.yaml", "metrics.jsonl", "checkpoints/latest", "checkpoints/step-000002/trainer.json", "trajectories/val-step-000000.jsonl", "trajectories/val-step-000002.jsonl", "trajectories/train-step-000001.jsonl", "trajectories/train-step-000002.jsonl", "run.json", "report.html", "export/config.json", "export/model.safetensors", "export/tokenizer.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("run folder lacks %s", f)
 		}
@@ -55,7 +55,7 @@ func TestTrainSmoke(t *testing.T) {
 	if len(lines) != 4 { // val, step 1, step 2, val
 		t.Fatalf("%d metrics lines, want 4:\n%s", len(lines), strings.Join(lines, "\n"))
 	}
-	for _, want := range []string{`"val-env/Bandit/success"`, `"actor/pg_loss"`, `"critic/vf_loss"`, `"rollout/in_group_std"`} {
+	for _, want := range []string{`"val-env/Bandit/success"`, `"actor/pg_loss"`, `"critic/vf_loss"`, `"rollout/in_group_std"`, `"perf/train_tokens_per_s"`, `"perf/max_memory_mb"`, `"train/reward/format_penalty"`} {
 		if !strings.Contains(strings.Join(lines, "\n"), want) {
 			t.Errorf("metrics lack %s", want)
 		}
