@@ -60,6 +60,17 @@ func (c *Cache) Keep(rows *ts.Tensor) (err error) {
 	return nil
 }
 
+// view returns a cache over batch rows [lo, lo+n) that shares this one's
+// memory: writes through it land in these rows. Its Len starts at c.Len
+// and advances on its own; its Drop frees only the views.
+func (c *Cache) view(lo, n int64) *Cache {
+	v := &Cache{Len: c.Len, Cap: c.Cap}
+	for _, l := range c.layers {
+		v.layers = append(v.layers, layerKV{K: must(l.K.Narrow(0, lo, n, false)), V: must(l.V.Narrow(0, lo, n, false))})
+	}
+	return v
+}
+
 // Drop frees the cache.
 func (c *Cache) Drop() {
 	for _, l := range c.layers {

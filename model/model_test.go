@@ -78,6 +78,29 @@ func TestLeftPaddedBatchEqualsSingle(t *testing.T) {
 	}
 }
 
+// Prefilling the prompts in row chunks (forced down to one row each) gives
+// the same generations as one batch.
+func TestChunkedPrefillEqualsBatch(t *testing.T) {
+	dir, _ := writeTiny(t, true, 0)
+	m := loadTiny(t, dir)
+	opt := GenerateOptions{MaxNewTokens: 12}
+	whole, err := m.Generate(testSeqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(b int) { prefillBudget = b }(prefillBudget)
+	prefillBudget = 1
+	chunked, err := m.Generate(testSeqs, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range testSeqs {
+		if !reflect.DeepEqual(whole[i].IDs, chunked[i].IDs) || maxAbsDiff(whole[i].LogProbs, chunked[i].LogProbs) > 1e-5 {
+			t.Fatalf("sequence %d: batch %v, chunked %v", i, whole[i].IDs, chunked[i].IDs)
+		}
+	}
+}
+
 func TestGreedyDeterministicAndSeededSampling(t *testing.T) {
 	dir, _ := writeTiny(t, false, 0)
 	m := loadTiny(t, dir)
@@ -137,5 +160,44 @@ func TestStopRules(t *testing.T) {
 		if !reflect.DeepEqual(g.IDs, free[i].IDs[:len(g.IDs)]) {
 			t.Errorf("sequence %d: %v is not a prefix of %v", i, g.IDs, free[i].IDs)
 		}
+	}
+}
+
+// A session makes a follow-up prompt (the previous prompt, its generation
+// and more tokens) prefill only the new tokens, with the same result as a
+// fresh generation; prompts without a cached prefix mix in.
+func TestSessionReusesPrefix(t *testing.T) {
+	dir, _ := writeTiny(t, true, 0)
+	m := loadTiny(t, dir)
+	opt := GenerateOptions{MaxNewTokens: 6}
+	sess := NewSession()
+	defer sess.Drop()
+	withSess := opt
+	withSess.Session = sess
+	first, err := m.Generate(testSeqs, withSess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next [][]int
+	for i, s := range testSeqs {
+		p := append(append(append([]int{}, s...), first[i].IDs...), 5, 7, 9)
+		next = append(next, p[:len(p)-i%2]) // some one token shorter
+	}
+	next = append(next, []int{3, 1, 4, 1, 5}) // no cached prefix
+	want, err := m.Generate(next, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := m.Generate(next, withSess)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range next {
+		if !reflect.DeepEqual(want[i].IDs, got[i].IDs) || maxAbsDiff(want[i].LogProbs, got[i].LogProbs) > 1e-4 {
+			t.Fatalf("sequence %d: fresh %v %v, with session %v %v", i, want[i].IDs, want[i].LogProbs, got[i].IDs, got[i].LogProbs)
+		}
+	}
+	if len(sess.seqs) != len(next) {
+		t.Fatalf("session holds %d sequences, want %d", len(sess.seqs), len(next))
 	}
 }
