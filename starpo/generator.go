@@ -18,10 +18,14 @@ type GenOptions struct {
 // prompts are generated as one batch, each sequence stopping on
 // <|im_end|>/<|endoftext|>, a stop string, or MaxTokens. The text handed to
 // the environment is the decoding with special tokens skipped, as RAGEN
-// parses it. Call it on the goroutine that owns libtorch.
-func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) rollout.Generator {
+// parses it. Each call reuses the keys and values of the previous call's
+// sequences (a model.Session), so a turn prefills only what the environment
+// added. Call it on the goroutine that owns libtorch, and release once the
+// rollout is done.
+func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) (gen rollout.Generator, release func()) {
 	eos := tok.StopIDs()
 	call := 0
+	sess := model.NewSession()
 	return func(prompts [][]int) ([]rollout.Generation, error) {
 		texts := make([]*tokenizer.Transcript, len(prompts))
 		for i := range texts {
@@ -33,6 +37,7 @@ func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) rol
 			// rerun of the same rollout is identical.
 			Seed:    o.Seed + int64(call),
 			OnToken: func(seq, id int) { texts[seq].Add(id) },
+			Session: sess,
 		}
 		call++
 		if len(o.Stop) > 0 {
@@ -48,5 +53,5 @@ func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) rol
 			out[i] = rollout.Generation{IDs: g.IDs, LogProbs: g.LogProbs, Text: texts[i].Text()}
 		}
 		return out, nil
-	}
+	}, sess.Drop
 }

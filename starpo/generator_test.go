@@ -43,8 +43,9 @@ func TestModelRollout(t *testing.T) {
 		if err := mgr.Reset(rc.TrainSeed(0)); err != nil {
 			t.Fatal(err)
 		}
-		gen := NewGenerator(m, tok, GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 6, Seed: 5, Stop: []string{"</answer>"}})
+		gen, release := NewGenerator(m, tok, GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 6, Seed: 5, Stop: []string{"</answer>"}})
 		trajs, metrics, err := mgr.Run(gen)
+		release()
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog/log"
 
+	"github.com/ragen-go/ragen/internal/progress"
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/report"
@@ -25,13 +26,16 @@ import (
 // Run is a training run in its folder: config.yaml (effective), metrics.jsonl,
 // trajectories/, checkpoints/, export/.
 type Run struct {
-	Cfg     config.Config
-	Dir     string
-	Model   string // checkpoint folder the run starts from
-	Trainer *Trainer
-	Val     *rollout.Manager
-	Stop    func() bool // polled between steps (Ctrl-C); nil = never
-	metrics *os.File
+	Cfg         config.Config
+	Dir         string
+	Model       string // checkpoint folder the run starts from
+	Trainer     *Trainer
+	Val         *rollout.Manager
+	Stop        func() bool     // polled between steps (Ctrl-C); nil = never
+	Bar         bool            // draw a progress bar for the steps instead of a log line per step
+	LastVal     rollout.Metrics // the latest validation's metrics
+	Interrupted bool            // Stop ended the run early (a checkpoint was saved, nothing exported)
+	metrics     *os.File
 }
 
 // NewRun loads the models and builds the trainer; nothing is written yet.
@@ -160,9 +164,14 @@ func (r *Run) Execute(resume bool) error {
 		return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
 	}
 	watch := NewEchoWatch()
+	var bar *progress.Bar
+	if r.Bar {
+		bar = progress.New("starpo-s", r.Cfg.Steps-start)
+	}
 	for step := start; step < r.Cfg.Steps; step++ {
 		if r.Stop != nil && r.Stop() {
 			log.Warn().Int("step", step).Msg("interrupted: saving a checkpoint")
+			r.Interrupted = true
 			_, err := r.Trainer.SaveCheckpoint(ckRoot, step)
 			return err
 		}
@@ -180,7 +189,11 @@ func (r *Run) Execute(resume bool) error {
 		if err := r.write(met); err != nil {
 			return err
 		}
-		progress(step+1, r.Cfg.Steps, met)
+		if bar != nil {
+			bar.Set(step+1-start, fmt.Sprintf("score %.3f std %.3f entropy %.3f", met["critic/score/mean"], met["rollout/in_group_std"], met["actor/entropy_loss"]))
+		} else {
+			logStep(step+1, r.Cfg.Steps, met)
+		}
 		done := step+1 == r.Cfg.Steps
 		if r.Cfg.ValEvery > 0 && (step+1)%r.Cfg.ValEvery == 0 || done {
 			if err := r.validate(step + 1); err != nil {
@@ -237,10 +250,13 @@ func (r *Run) validate(step int) error {
 	}
 	g := r.Trainer.Cfg.Gen
 	g.Sampling.Temperature = r.Cfg.Rollout.ValTemperature
-	trajs, m, err := r.Val.Run(NewGenerator(r.Trainer.Actor, r.Trainer.Tok, g))
+	gen, release := NewGenerator(r.Trainer.Actor, r.Trainer.Tok, g)
+	trajs, m, err := r.Val.Run(gen)
+	release()
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", step, err)
 	}
+	r.LastVal = m
 	met := map[string]float64{"step": float64(step), "timing_s/testing": time.Since(t0).Seconds()}
 	for k, v := range m {
 		met["val-env/"+k] = v
@@ -304,7 +320,7 @@ func writeTrajectories(path string, trajs []rollout.Trajectory) error {
 	return f.Close()
 }
 
-func progress(step, total int, m map[string]float64) {
+func logStep(step, total int, m map[string]float64) {
 	log.Info().Int("step", step).Int("of", total).
 		Float64("score", m["critic/score/mean"]).Float64("in_group_std", m["rollout/in_group_std"]).
 		Float64("entropy", m["actor/entropy_loss"]).Float64("grad_norm", m["actor/grad_norm"]).
@@ -337,4 +353,30 @@ func paramCount(ps []model.Param) int64 {
 		n += k
 	}
 	return n
+}
+
+// EvaluateCheckpoint runs cfg's validation (cfg.Val's environments from
+// cfg.ValSeed, at the validation temperature) on the checkpoint in dir.
+func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options) ([]rollout.Trajectory, rollout.Metrics, error) {
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	actor, err := model.LoadCausalLM(dir, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer actor.Drop()
+	mgr, err := rollout.NewManager(rolloutConfig(cfg, cfg.Val, cfg.ValSeed), tok)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := mgr.Reset(cfg.ValSeed); err != nil {
+		return nil, nil, err
+	}
+	g := stepConfig(cfg).Gen
+	g.Sampling.Temperature = cfg.Rollout.ValTemperature
+	gen, release := NewGenerator(actor, tok, g)
+	defer release()
+	return mgr.Run(gen)
 }

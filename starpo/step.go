@@ -90,7 +90,9 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	}
 	gen := t.Cfg.Gen
 	gen.Seed += int64(step) * 1_000_003
-	trajs, rm, err := t.Envs.Run(NewGenerator(t.Actor, t.Tok, gen))
+	generate, release := NewGenerator(t.Actor, t.Tok, gen)
+	trajs, rm, err := t.Envs.Run(generate)
+	release()
 	if err != nil {
 		return nil, err
 	}

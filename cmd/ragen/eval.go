@@ -87,8 +87,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := mgr.Reset(*seed); err != nil {
 		return err
 	}
-	gen := starpo.NewGenerator(m, tok, starpo.GenOptions{Sampling: model.Sampling{Temperature: *temp, TopP: 1}, MaxTokens: *maxTokens, Seed: *seed, Stop: []string{"</answer>"}})
+	gen, release := starpo.NewGenerator(m, tok, starpo.GenOptions{Sampling: model.Sampling{Temperature: *temp, TopP: 1}, MaxTokens: *maxTokens, Seed: *seed, Stop: []string{"</answer>"}})
 	trajs, metrics, err := mgr.Run(gen)
+	release()
 	if err != nil {
 		return err
 	}
