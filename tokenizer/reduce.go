@@ -1,0 +1,294 @@
+package tokenizer
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// Reduction is a sub-vocabulary of a tokenizer: what a small model trained
+// on a known domain (the environments' prompts and answers) needs, instead
+// of all 151k Qwen tokens whose embedding and output rows would be most of
+// its weights and most of its compute.
+//
+// It is lossless both ways. Reduced id r is the base tokenizer's id IDs[r];
+// the reduced tokenizer's file holds those tokens, with the same byte
+// strings, and the merges among them in the base order. So decoding reduced
+// ids gives exactly the text the base ids give; every one of the 256 byte
+// tokens is kept, so any text can be encoded; and every text the reduction
+// was built from encodes to exactly the base tokenizer's ids, mapped (Reduce
+// checks this). Text from outside the domain still encodes and decodes, but
+// may split into more, smaller tokens than the base tokenizer would use.
+type Reduction struct {
+	IDs      []int `json:"ids"`             // reduced id → base id, ascending
+	BaseSize int   `json:"base_vocab_size"` // the base tokenizer's vocabulary size
+}
+
+// VocabMapFile is the name of the reduced vocabulary's map in a checkpoint.
+const VocabMapFile = "vocab_map.json"
+
+// Reduce builds the smallest sub-vocabulary that keeps every added token,
+// every byte token, every token of texts' encodings and every token the
+// merges pass through on the way to them, and writes a self-contained
+// tokenizer for it into dir: tokenizer.json, tokenizer_config.json (when the
+// base has one) and VocabMapFile. It loads the result back and checks that
+// it encodes every text to the base tokenizer's ids, mapped.
+func (t *Tokenizer) Reduce(texts []string, dir string) (Reduction, error) {
+	var file map[string]any
+	if err := decodeGeneric(t.path, &file); err != nil {
+		return Reduction{}, err
+	}
+	mdl, _ := file["model"].(map[string]any)
+	vocab, _ := mdl["vocab"].(map[string]any)
+	merges, _ := mdl["merges"].([]any)
+	if vocab == nil || merges == nil {
+		return Reduction{}, fmt.Errorf("reduce %s: no model.vocab or model.merges", t.path)
+	}
+	pairs := make([][2]string, len(merges))
+	for i, m := range merges {
+		a, b, err := mergePair(m)
+		if err != nil {
+			return Reduction{}, fmt.Errorf("reduce %s: merge %d: %w", t.path, i, err)
+		}
+		pairs[i] = [2]string{a, b}
+	}
+	keep := t.closure(texts, pairs)
+	red := Reduction{BaseSize: t.vocabSize}
+	for id := range t.vocabSize {
+		if keep[id] {
+			red.IDs = append(red.IDs, id)
+		}
+	}
+	newID := make(map[int]int, len(red.IDs))
+	for r, id := range red.IDs {
+		newID[id] = r
+	}
+	// The vocabulary and the merges among kept tokens.
+	newVocab := map[string]any{}
+	for s, v := range vocab {
+		id, err := jsonInt(v)
+		if err != nil {
+			return Reduction{}, fmt.Errorf("reduce %s: vocab %q: %w", t.path, s, err)
+		}
+		if r, ok := newID[id]; ok {
+			newVocab[s] = r
+		}
+	}
+	var newMerges []any
+	for i, p := range pairs {
+		if _, ok := newVocab[p[0]]; !ok {
+			continue
+		}
+		if _, ok := newVocab[p[1]]; !ok {
+			continue
+		}
+		if _, ok := newVocab[p[0]+p[1]]; ok {
+			newMerges = append(newMerges, merges[i])
+		}
+	}
+	mdl["vocab"], mdl["merges"] = newVocab, newMerges
+	added, _ := file["added_tokens"].([]any)
+	for _, a := range added {
+		if err := remapID(a, newID); err != nil {
+			return Reduction{}, fmt.Errorf("reduce %s: added token: %w", t.path, err)
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return Reduction{}, err
+	}
+	if err := writeJSONFile(filepath.Join(dir, "tokenizer.json"), file); err != nil {
+		return Reduction{}, err
+	}
+	if err := t.reduceConfig(dir, newID); err != nil {
+		return Reduction{}, err
+	}
+	if err := writeJSONFile(filepath.Join(dir, VocabMapFile), red); err != nil {
+		return Reduction{}, err
+	}
+	return red, t.checkReduction(dir, red, texts)
+}
+
+// closure marks the ids to keep.
+func (t *Tokenizer) closure(texts []string, pairs [][2]string) []bool {
+	keep := make([]bool, t.vocabSize)
+	for id := t.modelTokens; id < t.vocabSize; id++ {
+		keep[id] = t.tokens[id] != nil // added tokens
+	}
+	for b := range 256 {
+		if id, ok := t.ranks[string([]byte{byte(b)})]; ok {
+			keep[id] = true
+		}
+	}
+	// parents: token (byte string) → the pairs whose merge makes it.
+	parents := map[string][][2][]byte{}
+	for _, p := range pairs {
+		a, okA := byteLevelDecode(p[0])
+		b, okB := byteLevelDecode(p[1])
+		if okA && okB {
+			k := string(a) + string(b)
+			parents[k] = append(parents[k], [2][]byte{a, b})
+		}
+	}
+	var stack []int
+	for _, text := range texts {
+		for _, id := range t.Encode(text) {
+			if !keep[id] {
+				keep[id] = true
+				stack = append(stack, id)
+			}
+		}
+	}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		for _, p := range parents[string(t.tokens[id])] {
+			for _, part := range p {
+				if pid, ok := t.ranks[string(part)]; ok && !keep[pid] {
+					keep[pid] = true
+					stack = append(stack, pid)
+				}
+			}
+		}
+	}
+	return keep
+}
+
+// reduceConfig rewrites tokenizer_config.json's added_tokens_decoder ids.
+func (t *Tokenizer) reduceConfig(dir string, newID map[int]int) error {
+	src := filepath.Join(filepath.Dir(t.path), "tokenizer_config.json")
+	if _, err := os.Stat(src); err != nil {
+		return nil
+	}
+	var cfg map[string]any
+	if err := decodeGeneric(src, &cfg); err != nil {
+		return err
+	}
+	if dec, ok := cfg["added_tokens_decoder"].(map[string]any); ok {
+		out := map[string]any{}
+		for k, v := range dec {
+			id, err := strconv.Atoi(k)
+			if err != nil {
+				return fmt.Errorf("reduce %s: added_tokens_decoder key %q is not an id", src, k)
+			}
+			if r, ok := newID[id]; ok {
+				out[strconv.Itoa(r)] = v
+			}
+		}
+		cfg["added_tokens_decoder"] = out
+	}
+	return writeJSONFile(filepath.Join(dir, "tokenizer_config.json"), cfg)
+}
+
+// checkReduction loads the reduced tokenizer and holds it to the base one.
+func (t *Tokenizer) checkReduction(dir string, red Reduction, texts []string) error {
+	rt, err := Load(dir)
+	if err != nil {
+		return fmt.Errorf("reduce: the reduced tokenizer does not load: %w", err)
+	}
+	if rt.VocabSize() != len(red.IDs) {
+		return fmt.Errorf("reduce: the reduced tokenizer has %d tokens, the map %d", rt.VocabSize(), len(red.IDs))
+	}
+	for i, text := range texts {
+		got, want := rt.Encode(text), t.Encode(text)
+		mapped := make([]int, len(got))
+		for k, r := range got {
+			mapped[k] = red.IDs[r]
+		}
+		if !slices.Equal(mapped, want) {
+			return fmt.Errorf("reduce: text %d encodes differently with the reduced vocabulary: %.60q", i, text)
+		}
+	}
+	return nil
+}
+
+// LoadReduction reads a checkpoint's VocabMapFile; ok is false when the
+// checkpoint has the full vocabulary (no map).
+func LoadReduction(dir string) (red Reduction, ok bool, err error) {
+	path := filepath.Join(dir, VocabMapFile)
+	data, err := os.ReadFile(path)
+	if os.IsNotExist(err) {
+		return red, false, nil
+	}
+	if err != nil {
+		return red, false, err
+	}
+	if err := json.Unmarshal(data, &red); err != nil {
+		return red, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return red, true, nil
+}
+
+func mergePair(m any) (string, string, error) {
+	switch v := m.(type) {
+	case string:
+		a, b, ok := strings.Cut(v, " ")
+		if !ok {
+			return "", "", fmt.Errorf("%q is not two tokens", v)
+		}
+		return a, b, nil
+	case []any:
+		if len(v) == 2 {
+			a, okA := v[0].(string)
+			b, okB := v[1].(string)
+			if okA && okB {
+				return a, b, nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("unexpected form %v", m)
+}
+
+func remapID(entry any, newID map[int]int) error {
+	obj, ok := entry.(map[string]any)
+	if !ok {
+		return fmt.Errorf("not an object")
+	}
+	id, err := jsonInt(obj["id"])
+	if err != nil {
+		return err
+	}
+	r, ok := newID[id]
+	if !ok {
+		return fmt.Errorf("id %d was not kept", id)
+	}
+	obj["id"] = r
+	return nil
+}
+
+func jsonInt(v any) (int, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("%v is not a number", v)
+	}
+	i, err := n.Int64()
+	return int(i), err
+}
+
+func decodeGeneric(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func writeJSONFile(path string, v any) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", " ")
+	if err := enc.Encode(v); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
