@@ -61,16 +61,19 @@ func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale
 	nKV, hd := a.NKVHeads, a.HeadDim
 	rep := a.NHeads / nKV
 	dt := q.DType()
-	qg := s.Keep(must(q.View([]int64{B, T, nKV, rep, hd}, false)))
+	// Scale q, not the [·, T, S] scores, and add the bias in place: the
+	// score tensors are the large ones (matmul's backward does not need
+	// its output, so the in-place add is safe under autograd).
+	qs := s.Keep(must(q.MulScalar(ts.FloatScalar(scale), false)))
+	qg := s.Keep(must(qs.View([]int64{B, T, nKV, rep, hd}, false)))
 	qg = s.Keep(must(qg.Permute([]int64{0, 2, 3, 1, 4}, false)))          // [B, nKV, rep, T, hd]
 	qg = s.Keep(must(qg.Reshape([]int64{B, nKV, rep * T, hd}, false)))    // [B, nKV, rep·T, hd]
 	kt := s.Keep(must(k.Transpose(2, 3, false)))                          // [B, nKV, hd, S]
 	scores := s.Keep(must(qg.Matmul(kt, false)))                          // [B, nKV, rep·T, S]
-	scores = s.Keep(must(scores.MulScalar(ts.FloatScalar(scale), false))) //
 	scores = s.Keep(must(scores.View([]int64{B, nKV, rep, T, S}, false))) // [B, nKV, rep, T, S]
 	b5 := s.Keep(must(bias.View([]int64{B, 1, 1, T, S}, false)))          // [B, 1, 1, T, S]
-	scores = s.Keep(must(scores.Add(b5, false)))                          //
-	probs := s.Keep(must(scores.Softmax(-1, floatDType, false)))          // fp32
+	check(scores.Add_(b5))
+	probs := s.Keep(must(scores.Softmax(-1, floatDType, false))) // fp32
 	if dt != floatDType {
 		probs = s.Keep(must(probs.Totype(dt, false)))
 	}

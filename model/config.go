@@ -160,3 +160,18 @@ func (c Config) JSON() ([]byte, error) {
 	}
 	return json.MarshalIndent(out, "", "  ")
 }
+
+// SetExtra records a key that config.json carries beyond Qwen2's fields
+// (e.g. a note on a reduced vocabulary); JSON writes it, and a loaded
+// config keeps it.
+func (c *Config) SetExtra(key string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if c.raw == nil {
+		c.raw = map[string]json.RawMessage{}
+	}
+	c.raw[key] = b
+	return nil
+}

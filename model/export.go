@@ -101,7 +101,9 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 }
 
 // tokenizerFiles are the files HuggingFace tokenizers for Qwen2 use.
-var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json"}
+// vocab_map.json is a reduced vocabulary's map to the base tokenizer's ids
+// (tokenizer.VocabMapFile): it must travel with the weights it describes.
+var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json", "vocab_map.json"}
 
 func copyTokenizerFiles(from, to string) error {
 	for _, name := range tokenizerFiles {
