@@ -29,6 +29,8 @@ type Config struct {
 	Rollout   Rollout   `yaml:"rollout"`            // sampling
 	Algorithm Algorithm `yaml:"algorithm"`          // advantages and losses
 	Shaping   Shaping   `yaml:"shaping"`            // reasoning/format reward terms beyond RAGEN
+	Builtin   Builtin   `yaml:"builtin_model"`      // the small model `ragen quickstart` creates
+	SFT       SFT       `yaml:"sft"`                // supervised warm start on solver demonstrations (ragen sft)
 	Actor     Optim     `yaml:"actor"`              // actor optimiser
 	Critic    Optim     `yaml:"critic"`             // critic optimiser
 }
@@ -57,6 +59,32 @@ type Rollout struct {
 	TopK           int     `yaml:"top_k"`           // -1 = off
 	ResponseLength int     `yaml:"response_length"` // tokens per turn
 	ValTemperature float64 `yaml:"val_temperature"` // validation sampling temperature
+}
+
+// Builtin is the shape of the small Qwen2-architecture model that the
+// built-in pipeline (ragen quickstart, plain `make train`) creates from a
+// fixed seed, on a vocabulary reduced to the environments' tokens.
+type Builtin struct {
+	Hidden        int    `yaml:"hidden"`         // hidden_size
+	Layers        int    `yaml:"layers"`         // num_hidden_layers
+	Heads         int    `yaml:"heads"`          // num_attention_heads
+	KVHeads       int    `yaml:"kv_heads"`       // num_key_value_heads
+	Intermediate  int    `yaml:"intermediate"`   // intermediate_size
+	Seed          uint64 `yaml:"seed"`           // weight initialisation
+	VocabEpisodes int    `yaml:"vocab_episodes"` // expert episodes per tag whose text defines the vocabulary
+}
+
+// SFT holds the supervised stage: demonstrations by the environments'
+// solvers on the train environments (one per group, seeds from seed on,
+// disjoint from training's and validation's), rendered like rollouts.
+type SFT struct {
+	Episodes   int     `yaml:"episodes"`    // demonstrations
+	Epochs     int     `yaml:"epochs"`      // passes over them
+	Batch      int     `yaml:"batch"`       // trajectories per optimiser step
+	MicroBatch int     `yaml:"micro_batch"` // trajectories per forward/backward
+	LR         float64 `yaml:"lr"`          // AdamW learning rate (constant)
+	Noise      float64 `yaml:"noise"`       // chance that a demonstrated turn's first action is random
+	Seed       int64   `yaml:"seed"`        // first demonstration seed
 }
 
 // Shaping holds the reasoning/format reward terms, per answered turn (all
@@ -114,8 +142,10 @@ func Default() Config {
 		Rollout: Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
 		Algorithm: Algorithm{AdvEstimator: "gae", Gamma: 1, Lambda: 1, RewardNorm: "identity", FilterRatio: 0.25, FilterType: "std", ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001, LossAggMode: "token-mean", MiniBatch: 32, Epochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
 			KLLossCoef: 0, KLLossType: "kl", KLCoef: 0, KLPenalty: "kl"},
-		Actor:  Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
-		Critic: Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Builtin: Builtin{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, Seed: 7, VocabEpisodes: 512},
+		SFT:     SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000},
+		Actor:   Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Critic:  Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
 	}
 }
 

@@ -37,6 +37,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("algorithm.kl_loss_type %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLLossType)
 	case !klKind(c.Algorithm.KLPenalty):
 		return fmt.Errorf("algorithm.kl_penalty %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLPenalty)
+	case c.SFT.Episodes < 1 || c.SFT.Epochs < 1 || c.SFT.Batch < 1 || c.SFT.MicroBatch < 1:
+		return fmt.Errorf("sft.episodes, sft.epochs, sft.batch and sft.micro_batch must be ≥ 1")
+	case !(c.SFT.Noise >= 0 && c.SFT.Noise <= 1):
+		return fmt.Errorf("sft.noise %v must be in [0, 1]", c.SFT.Noise)
+	case c.SFT.LR < 0:
+		return fmt.Errorf("sft.lr %v must be ≥ 0", c.SFT.LR)
 	case c.TrajEvery < 0:
 		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajEvery)
 	case c.Shaping.ThinkMaxWords < 0:

@@ -105,6 +105,10 @@ func NewManager(cfg Config, tok *tokenizer.Tokenizer) (*Manager, error) {
 // Config returns the manager's configuration.
 func (m *Manager) Config() Config { return m.cfg }
 
+// Env returns environment i and its tag's spec, for experts that read the
+// state (demonstrations); stepping it directly bypasses the manager.
+func (m *Manager) Env(i int) (envs.Env, envs.Spec) { return m.envs[i].env, m.envs[i].spec }
+
 // Len is the number of environments.
 func (m *Manager) Len() int { return len(m.envs) }
 

@@ -1,0 +1,44 @@
+package main
+
+import (
+	"path/filepath"
+
+	"github.com/spf13/pflag"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/config"
+)
+
+// runFlags are the flags of the commands that run a configured job (train,
+// sft, quickstart): a preset, overrides and a run folder.
+type runFlags struct {
+	cfgPath, out *string
+	sets         *[]string
+}
+
+func addRunFlags(fs *pflag.FlagSet, defaultConfig, configHelp, outHelp string) runFlags {
+	return runFlags{
+		cfgPath: fs.String("config", defaultConfig, configHelp),
+		out:     fs.String("out", "", outHelp),
+		sets:    fs.StringArray("set", nil, "override a config key: key=value (repeatable)"),
+	}
+}
+
+// load reads the config and defaults the run folder to
+// runs/<name><suffix>.
+func (r runFlags) load(suffix string) (config.Config, string, error) {
+	cfg, err := config.Load(*r.cfgPath, *r.sets)
+	if err != nil {
+		return cfg, "", err
+	}
+	out := *r.out
+	if out == "" {
+		out = filepath.Join("runs", cfg.Name+suffix)
+	}
+	return cfg, out, nil
+}
+
+// configPlacement resolves the dtype and device the config asks for.
+func configPlacement(cfg config.Config) (model.Options, error) {
+	return modelOptions(cfg.DType, cfg.Device, "dtype", "device")
+}

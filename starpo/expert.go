@@ -1,0 +1,79 @@
+package starpo
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"strings"
+
+	"github.com/ragen-go/ragen/envs"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+)
+
+// NewExpert returns a rollout.Generator that answers each active
+// environment of m as its solver does (Sokoban BFS, FrozenLake value
+// iteration, the Bandit's better arm, a Countdown equation), written like a
+// policy's answer: a short <think> then <answer>a || b</answer>, tokenised,
+// ending where sampling would stop (on "</answer>"). With probability
+// noise a turn's first action is replaced by a uniformly random one (for
+// environments with a fixed action set): an imperfect expert whose
+// demonstrations leave RL something to improve. The expert is
+// deterministic given seed.
+func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, noise float64, seed int64) rollout.Generator {
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x5EED))
+	maxPerTurn := m.Config().MaxActionsPerTurn
+	return func(prompts [][]int) ([]rollout.Generation, error) {
+		idx := m.Active()
+		if len(idx) != len(prompts) {
+			return nil, fmt.Errorf("expert: %d prompts for %d active environments", len(prompts), len(idx))
+		}
+		out := make([]rollout.Generation, len(idx))
+		for k, i := range idx {
+			env, spec := m.Env(i)
+			acts := expertActions(env, maxPerTurn)
+			if names := env.Actions(); len(names) > 0 && len(acts) > 0 && rng.Float64() < noise {
+				acts[0] = names[rng.IntN(len(names))]
+			}
+			text := expertThink(spec.EnvType, acts) + "</think><answer>" + strings.Join(acts, " "+envs.ActionSep+" ") + "</answer>"
+			if !m.Config().EnableThink {
+				text = strings.Join(acts, " "+envs.ActionSep+" ") + "</answer>"
+			}
+			ids := tok.Encode(text)
+			out[k] = rollout.Generation{IDs: ids, LogProbs: make([]float32, len(ids)), Text: text}
+		}
+		return out, nil
+	}
+}
+
+// expertActions is the solver's next actions (at most maxPerTurn); none
+// when the environment has no solver or no solution.
+func expertActions(env envs.Env, maxPerTurn int) []string {
+	if p, ok := env.(envs.Policy); ok {
+		if a, _ := p.PolicyAction(); a != "" {
+			return []string{a} // stochastic: one step, then look again
+		}
+		return nil
+	}
+	if s, ok := env.(envs.Solver); ok {
+		if acts, ok := s.Solve(); ok {
+			return acts[:min(len(acts), maxPerTurn)]
+		}
+	}
+	return nil
+}
+
+// expertThink is a short reasoning line per environment type.
+func expertThink(envType string, acts []string) string {
+	plan := strings.Join(acts, ", ")
+	switch envType {
+	case "bandit":
+		return "The " + plan + " arm pays more on average."
+	case "frozen_lake":
+		return "Avoid the holes and head for the goal: " + plan + "."
+	case "sokoban":
+		return "Push the box onto the target: " + plan + "."
+	case "countdown":
+		return "Combine the numbers to reach the target."
+	}
+	return "Next: " + plan + "."
+}

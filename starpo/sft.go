@@ -1,0 +1,159 @@
+package starpo
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/loss"
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+)
+
+// Demonstrations plays the expert (NewExpert) on m's environments, resetting
+// with seed bases seed, seed+EnvGroups, … until n trajectories are
+// collected. They are rendered exactly as rollouts are: the same prompts,
+// turns, template and loss mask. It returns them with the expert's rollout
+// metrics (its success rate, for the record).
+func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, noise float64, seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
+	if n < 1 {
+		return nil, nil, fmt.Errorf("demonstrations: %d episodes requested", n)
+	}
+	var out []rollout.Trajectory
+	expert := NewExpert(m, tok, noise, seed)
+	for round := int64(0); len(out) < n; round++ {
+		if err := m.Reset(seed + round*int64(m.Config().EnvGroups)); err != nil {
+			return nil, nil, err
+		}
+		trajs, _, err := m.Run(expert)
+		if err != nil {
+			return nil, nil, fmt.Errorf("demonstrations: %w", err)
+		}
+		out = append(out, trajs...)
+	}
+	out = out[:n]
+	return out, rollout.ComputeMetrics(out, m.Config().GroupSize), nil
+}
+
+// SFTOptions are the supervised stage's settings.
+type SFTOptions struct {
+	Epochs     int     // passes over the demonstrations
+	Batch      int     // trajectories per optimiser step
+	MicroBatch int     // trajectories per forward/backward
+	GradClip   float64 // global gradient-norm clip
+	ChunkRows  int     // lm-head chunk
+	Seed       int64   // shuffling
+}
+
+// SFTStep is one optimiser step's report.
+type SFTStep struct {
+	Step, Total int
+	Loss        float64 // token-mean negative log-likelihood of the trained tokens
+	GradNorm    float64
+	Tokens      int // trained (assistant) tokens in the step
+	Skipped     bool
+}
+
+// SFT fine-tunes actor on demos: token-mean negative log-likelihood of the
+// trained (sampled-position) tokens, the same loss mask the RL update uses,
+// Epochs passes in a seeded shuffled order, one optimiser step per Batch
+// trajectories, the step skipped when the loss or gradient is not finite.
+// onStep sees every step; stop is polled between steps (nil: never) and
+// ends the loop early without error. It returns the steps taken.
+func SFT(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o SFTOptions, onStep func(SFTStep), stop func() bool) (steps int, err error) {
+	if len(demos) == 0 {
+		return 0, fmt.Errorf("sft: no demonstrations")
+	}
+	o.Batch, o.MicroBatch, o.Epochs = max(1, o.Batch), max(1, o.MicroBatch), max(1, o.Epochs)
+	perEpoch := (len(demos) + o.Batch - 1) / o.Batch
+	total := perEpoch * o.Epochs
+	rng := rand.New(rand.NewPCG(uint64(o.Seed), 0x5F7))
+	order := make([]int, len(demos))
+	for i := range order {
+		order[i] = i
+	}
+	for epoch := range o.Epochs {
+		rng.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+		for lo := 0; lo < len(order); lo += o.Batch {
+			if stop != nil && stop() {
+				return steps, nil
+			}
+			var part []rollout.Trajectory
+			for _, i := range order[lo:min(len(order), lo+o.Batch)] {
+				part = append(part, demos[i])
+			}
+			rep, err := sftStep(actor, opt, newBatch(part), o)
+			if err != nil {
+				return steps, fmt.Errorf("sft step %d (epoch %d): %w", steps+1, epoch+1, err)
+			}
+			steps++
+			rep.Step, rep.Total = steps, total
+			if onStep != nil {
+				onStep(rep)
+			}
+		}
+	}
+	return steps, nil
+}
+
+func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch, o SFTOptions) (rep SFTStep, err error) {
+	defer torchrt.Catch(&err, "sft step")
+	if err := opt.ZeroGrad(); err != nil {
+		return rep, err
+	}
+	micro := split(0, b.B, o.MicroBatch)
+	for _, mb := range micro {
+		l, n, err := sftMicro(actor, b, mb, len(micro), o.ChunkRows)
+		if err != nil {
+			return rep, err
+		}
+		rep.Loss += l / float64(len(micro))
+		rep.Tokens += n
+	}
+	if math.IsNaN(rep.Loss) || math.IsInf(rep.Loss, 0) {
+		rep.Skipped, rep.GradNorm = true, math.NaN()
+		return rep, opt.ZeroGrad()
+	}
+	norm, stepped, err := optim.StepIfFinite(opt, o.GradClip)
+	rep.GradNorm, rep.Skipped = norm, !stepped
+	return rep, err
+}
+
+// sftMicro accumulates one micro-batch's gradient of NLL/n and returns the
+// micro-batch's loss and trained-token count.
+func sftMicro(actor *model.CausalLM, b *batch, mb span, n, chunk int) (float64, int, error) {
+	var s torchrt.Scope
+	defer s.Drop()
+	dev := actor.Device
+	ids, attn := b.rows(mb.lo, mb.hi, dev)
+	s.Keep(ids)
+	s.Keep(attn)
+	resp := s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev))
+	sc, err := actor.ScoreForTraining(ids, attn, resp, chunk)
+	if err != nil {
+		return 0, 0, err
+	}
+	defer sc.Drop()
+	nll := s.Keep(torchrt.Must(sc.LogProbs.Neg(false)))
+	l, err := loss.Aggregate(nll, resp, loss.TokenMean)
+	if err != nil {
+		return 0, 0, err
+	}
+	s.Keep(l)
+	v := float64(model.Float32s(l)[0])
+	if err := s.Keep(torchrt.Must(l.DivScalar(ts.FloatScalar(float64(n)), false))).Backward(); err != nil {
+		return 0, 0, err
+	}
+	tokens := 0
+	for _, r := range b.resp[mb.lo:mb.hi] {
+		for _, m := range r {
+			tokens += int(m)
+		}
+	}
+	return v, tokens, sc.Backward()
+}

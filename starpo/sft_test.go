@@ -1,0 +1,85 @@
+package starpo
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+)
+
+// The noiseless expert picks the Bandit's better arm every time and plays
+// SimpleSokoban with valid moves; its demonstrations are rendered like
+// rollouts (think, answer, trained tokens); with noise 1 it picks arms at
+// random.
+func TestDemonstrations(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
+	rc := tr.Envs.Config()
+	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"SimpleSokoban", "Bandit"}, []int{3, 3}, 6, 1
+	mgr, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos, met, err := Demonstrations(mgr, tr.Tok, 10, 0, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(demos) != 10 || met["Bandit/success"] != 1 {
+		t.Fatalf("%d demonstrations, metrics %v", len(demos), met)
+	}
+	for _, d := range demos {
+		if d.Tag == "SimpleSokoban" && d.NumActions > 3*rc.MaxActionsPerTurn {
+			t.Fatalf("sokoban demo took %d actions", d.NumActions)
+		}
+		trained := 0
+		for _, m := range d.LossMask {
+			trained += int(m)
+		}
+		answer := d.Messages[len(d.Messages)-1].Content
+		if d.Penalty != 0 || trained == 0 || !strings.Contains(answer, "</think><answer>") {
+			t.Fatalf("demo %s: penalty %v, %d trained tokens, last message %q", d.Tag, d.Penalty, trained, answer)
+		}
+	}
+	noisy, nm, err := Demonstrations(mgr, tr.Tok, 60, 1, 900)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := nm["Bandit/success"]; s < 0.2 || s > 0.8 || len(noisy) != 60 {
+		t.Fatalf("noise 1 should pick the Bandit arm at random: success %v", s)
+	}
+}
+
+// Supervised steps on a few demonstrations drive their loss down.
+func TestSFTLearnsDemonstrations(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 1)
+	rc := tr.Envs.Config()
+	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"Bandit"}, []int{2}, 2, 1
+	mgr, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos, _, err := Demonstrations(mgr, tr.Tok, 4, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opt, err := optim.NewAdamW(tr.Actor.Params(), optim.DefaultOptions(1e-2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opt.Drop()
+	var losses []float64
+	steps, err := SFT(tr.Actor, opt, demos, SFTOptions{Epochs: 15, Batch: 4, MicroBatch: 2, GradClip: 1, ChunkRows: 64}, func(s SFTStep) {
+		losses = append(losses, s.Loss)
+		if s.Skipped || s.Tokens == 0 {
+			t.Fatalf("step %d: skipped %v, %d tokens", s.Step, s.Skipped, s.Tokens)
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if steps != 15 || losses[len(losses)-1] > 0.75*losses[0] {
+		t.Fatalf("%d steps, losses %v", steps, losses)
+	}
+	t.Logf("loss %.3f -> %.3f", losses[0], losses[len(losses)-1])
+}

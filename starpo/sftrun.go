@@ -1,0 +1,120 @@
+package starpo
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/rs/zerolog/log"
+
+	"github.com/ragen-go/ragen/internal/progress"
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/config"
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+)
+
+// SFTResult is what a supervised run produced.
+type SFTResult struct {
+	Export      string          // the fine-tuned checkpoint, HuggingFace layout
+	Steps       int             // optimiser steps taken
+	Loss        float64         // the last step's loss
+	Expert      rollout.Metrics // the demonstrations' own metrics (the expert's success)
+	Interrupted bool            // stop() ended it early; the export holds the weights so far
+}
+
+// RunSFT fine-tunes the checkpoint in modelDir on cfg.SFT.Episodes solver
+// demonstrations of cfg.Train's environments (one environment per group)
+// and exports the result to out/export. The folder also gets the
+// demonstrations (demonstrations.jsonl) and one metrics line per step
+// (sft-metrics.jsonl). stop (nil: never) is polled between steps; when it
+// fires, the weights so far are exported and the result says so.
+func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop func() bool) (res SFTResult, err error) {
+	tok, err := tokenizer.Load(modelDir)
+	if err != nil {
+		return res, err
+	}
+	actor, err := model.LoadCausalLM(modelDir, opt)
+	if err != nil {
+		return res, err
+	}
+	defer actor.Drop()
+	if err := model.SetTrainable(actor.Params(), true); err != nil {
+		return res, err
+	}
+	adam, err := optim.NewAdamW(actor.Params(), optim.DefaultOptions(cfg.SFT.LR))
+	if err != nil {
+		return res, fmt.Errorf("sft optimiser: %w", err)
+	}
+	defer adam.Drop()
+	envCfg := cfg.Train
+	envCfg.GroupSize = 1 // every demonstration from its own seed
+	mgr, err := rollout.NewManager(rolloutConfig(cfg, envCfg, cfg.SFT.Seed), tok)
+	if err != nil {
+		return res, err
+	}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return res, fmt.Errorf("creating %s: %w", out, err)
+	}
+	demos, em, err := Demonstrations(mgr, tok, cfg.SFT.Episodes, cfg.SFT.Noise, cfg.SFT.Seed)
+	if err != nil {
+		return res, err
+	}
+	res.Expert = em
+	log.Info().Int("episodes", len(demos)).Interface("expert", successOf(em)).Float64("noise", cfg.SFT.Noise).Msg("demonstrations")
+	if err := writeTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
+		return res, err
+	}
+	f, err := os.Create(filepath.Join(out, "sft-metrics.jsonl"))
+	if err != nil {
+		return res, err
+	}
+	defer f.Close()
+	enc := json.NewEncoder(f)
+	var bar *progress.Bar
+	o := SFTOptions{Epochs: cfg.SFT.Epochs, Batch: cfg.SFT.Batch, MicroBatch: cfg.SFT.MicroBatch, GradClip: cfg.Actor.GradClip, ChunkRows: cfg.Algorithm.LMHeadChunk, Seed: cfg.SFT.Seed}
+	var werr error
+	res.Steps, err = SFT(actor, adam, demos, o, func(s SFTStep) {
+		if bar == nil {
+			bar = progress.New("sft", s.Total)
+		}
+		res.Loss = s.Loss
+		bar.Set(s.Step, fmt.Sprintf("loss %.4f", s.Loss))
+		if werr == nil {
+			werr = enc.Encode(map[string]any{"step": s.Step, "sft/loss": finiteOrNil(s.Loss), "sft/grad_norm": finiteOrNil(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped})
+		}
+	}, stop)
+	if err != nil {
+		return res, err
+	}
+	if werr != nil {
+		return res, fmt.Errorf("writing sft-metrics.jsonl: %w", werr)
+	}
+	res.Interrupted = stop != nil && stop()
+	res.Export = filepath.Join(out, "export")
+	if err := model.Export(actor.Cfg, actor.Params(), res.Export, model.ExportOptions{DType: actor.DType, TokenizerFrom: modelDir}); err != nil {
+		return res, fmt.Errorf("exporting the fine-tuned policy: %w", err)
+	}
+	log.Info().Str("export", res.Export).Int("steps", res.Steps).Float64("loss", res.Loss).Bool("interrupted", res.Interrupted).Msg("sft done")
+	return res, nil
+}
+
+// successOf picks the success metrics out of rollout metrics.
+func successOf(m rollout.Metrics) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if len(k) > 8 && k[len(k)-8:] == "/success" {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func finiteOrNil(v float64) any {
+	if v != v || v > 1e308 || v < -1e308 {
+		return nil
+	}
+	return v
+}
