@@ -356,8 +356,9 @@ func paramCount(ps []model.Param) int64 {
 }
 
 // EvaluateCheckpoint runs cfg's validation (cfg.Val's environments from
-// cfg.ValSeed, at the validation temperature) on the checkpoint in dir.
-func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options) ([]rollout.Trajectory, rollout.Metrics, error) {
+// cfg.ValSeed, at the validation temperature) on the checkpoint in dir. A
+// non-empty bar names a progress bar that advances turn by turn.
+func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options, bar string) ([]rollout.Trajectory, rollout.Metrics, error) {
 	tok, err := tokenizer.Load(dir)
 	if err != nil {
 		return nil, nil, err
@@ -378,5 +379,21 @@ func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options) ([]rol
 	g.Sampling.Temperature = cfg.Rollout.ValTemperature
 	gen, release := NewGenerator(actor, tok, g)
 	defer release()
+	if bar != "" {
+		gen = withTurnBar(gen, bar, cfg.Agent.MaxTurn)
+	}
 	return mgr.Run(gen)
+}
+
+// withTurnBar advances a progress bar of maxTurn turns at each call of gen
+// (one call per turn), showing how many episodes are still going.
+func withTurnBar(gen rollout.Generator, name string, maxTurn int) rollout.Generator {
+	b := progress.New(name, maxTurn)
+	turn := 0
+	return func(prompts [][]int) ([]rollout.Generation, error) {
+		out, err := gen(prompts)
+		turn++
+		b.Set(turn, fmt.Sprintf("%d episodes in turn %d", len(prompts), turn))
+		return out, err
+	}
 }

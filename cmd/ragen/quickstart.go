@@ -1,0 +1,229 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog/log"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo"
+	"github.com/ragen-go/ragen/starpo/config"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+)
+
+func init() {
+	register(command{name: "quickstart", summary: "the built-in job: create a small Qwen2 model, warm-start it on solver demonstrations, train it with StarPO-S, compare", run: runQuickstart})
+}
+
+// stageResult is one row group of the quickstart table: validation success
+// per tag after a stage.
+type stageResult struct {
+	Stage   string             `json:"stage"`
+	Model   string             `json:"model"`
+	Success map[string]float64 `json:"success"`
+	Seconds float64            `json:"seconds"`
+}
+
+func runQuickstart(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("quickstart", stderr)
+	rf := addRunFlags(fs, "configs/quickstart.yaml", "the pipeline's config: environments, model shape, sft and StarPO-S settings", "run folder (default runs/<name>)")
+	tokPath := fs.String("tokenizer", tokenizertest.DefaultPath, "the real Qwen tokenizer.json (or its folder) the model's vocabulary is carved from")
+	if err := parseFlags(fs, args, stderr); err != nil {
+		return err
+	}
+	if err := noArgs(fs); err != nil {
+		return err
+	}
+	cfg, out, err := rf.load("")
+	if err != nil {
+		return err
+	}
+	if _, err := os.Stat(*tokPath); err != nil {
+		return fmt.Errorf("--tokenizer %s: not found (run `make deps`, which fetches the Qwen tokenizer, or point --tokenizer at a Qwen tokenizer.json)", *tokPath)
+	}
+	opts, err := configPlacement(cfg)
+	if err != nil {
+		return err
+	}
+	stop, release := onInterrupt("finishing this step, then saving")
+	defer release()
+	start := time.Now()
+
+	modelDir := filepath.Join(out, "model")
+	if err := createBuiltin(cfg, *tokPath, modelDir); err != nil {
+		return err
+	}
+	var rows []stageResult
+	eval := func(stage, dir string) error {
+		t0 := time.Now()
+		log.Info().Str("stage", stage).Str("model", dir).Msg("validating")
+		_, m, err := starpo.EvaluateCheckpoint(dir, cfg, opts, "validate")
+		if err != nil {
+			return fmt.Errorf("validation %s: %w", stage, err)
+		}
+		rows = append(rows, stageResult{Stage: stage, Model: dir, Success: successByTag(m), Seconds: time.Since(t0).Seconds()})
+		return writeSummary(out, rows, time.Since(start))
+	}
+	if err := eval("initial", modelDir); err != nil {
+		return err
+	}
+	sft, err := starpo.RunSFT(cfg, modelDir, filepath.Join(out, "sft"), opts, stop)
+	if err != nil {
+		return err
+	}
+	if sft.Interrupted {
+		return errors.New("interrupted during the warm start; its weights so far are in " + sft.Export)
+	}
+	if err := eval("after SFT", sft.Export); err != nil {
+		return err
+	}
+	rlDir := filepath.Join(out, "rl")
+	run, err := starpo.NewRun(cfg, sft.Export, rlDir, opts)
+	if err != nil {
+		return err
+	}
+	defer run.Close()
+	run.Stop, run.Bar = stop, true
+	t0 := time.Now()
+	if err := run.Execute(false); err != nil {
+		return err
+	}
+	if run.Interrupted {
+		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, sft.Export, rlDir)
+	}
+	rows = append(rows, stageResult{Stage: "after StarPO-S", Model: filepath.Join(rlDir, "export"), Success: successByTag(run.LastVal), Seconds: time.Since(t0).Seconds()})
+	if err := writeSummary(out, rows, time.Since(start)); err != nil {
+		return err
+	}
+	fmt.Fprint(stdout, table(rows, cfg))
+	fmt.Fprintf(stdout, "\nrun folder %s (report: %s), %s in all\n", out, filepath.Join(rlDir, "report.html"), time.Since(start).Round(time.Second))
+	return nil
+}
+
+// createBuiltin writes the small model: the Qwen tokenizer reduced to the
+// tokens of the environments' text (expert episodes on training seeds), and
+// a Qwen2 checkpoint of cfg.Builtin's shape from its fixed seed.
+func createBuiltin(cfg config.Config, tokPath, dir string) error {
+	base, err := tokenizer.Load(tokPath)
+	if err != nil {
+		return err
+	}
+	texts, err := domainTexts(cfg, base)
+	if err != nil {
+		return err
+	}
+	red, err := base.Reduce(texts, dir)
+	if err != nil {
+		return err
+	}
+	tok, err := tokenizer.Load(dir)
+	if err != nil {
+		return err
+	}
+	b := cfg.Builtin
+	eos := tok.EOS()
+	mc := model.Config{
+		ModelType: "qwen2", HiddenSize: b.Hidden, IntermediateSize: b.Intermediate, NumHiddenLayers: b.Layers,
+		NumAttentionHeads: b.Heads, NumKeyValueHeads: b.KVHeads, RopeTheta: 1e6, RMSNormEps: 1e-6,
+		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu",
+		EOSTokenID: &eos,
+	}
+	note := fmt.Sprintf("reduced vocabulary: %d of the %d Qwen tokens; %s maps each id to its Qwen id (lossless both ways, see tokenizer.Reduction)",
+		len(red.IDs), red.BaseSize, tokenizer.VocabMapFile)
+	if err := mc.SetExtra("ragen_vocabulary", note); err != nil {
+		return err
+	}
+	if err := model.WriteRandomCheckpoint(dir, mc, model.InitOptions{Seed: b.Seed}); err != nil {
+		return err
+	}
+	log.Info().Str("model", dir).Int("vocab", len(red.IDs)).Int("hidden", b.Hidden).Int("layers", b.Layers).Msg("built-in model created")
+	return nil
+}
+
+// domainTexts are the rendered conversations of expert episodes (half of
+// them with random actions, so every action name appears) on training
+// seeds of every training tag.
+func domainTexts(cfg config.Config, tok *tokenizer.Tokenizer) ([]string, error) {
+	var texts []string
+	for _, noise := range []float64{0, 0.5} {
+		e := cfg.Train
+		e.GroupSize = 1
+		rc := rollout.DefaultConfig()
+		rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.Seed = e.Tags, e.NGroups, e.EnvGroups, 1, cfg.Seed
+		rc.MaxTurn, rc.MaxActionsPerTurn, rc.EnableThink = cfg.Agent.MaxTurn, cfg.Agent.MaxActionsPerTurn, cfg.Agent.EnableThink
+		mgr, err := rollout.NewManager(rc, tok)
+		if err != nil {
+			return nil, err
+		}
+		demos, _, err := starpo.Demonstrations(mgr, tok, cfg.Builtin.VocabEpisodes*len(e.Tags)/2, noise, cfg.Seed+int64(noise*1e6))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range demos {
+			s, err := tok.Decode(d.IDs)
+			if err != nil {
+				return nil, err
+			}
+			texts = append(texts, s)
+		}
+	}
+	return texts, nil
+}
+
+func successByTag(m rollout.Metrics) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if tag, ok := strings.CutSuffix(k, "/success"); ok {
+			out[tag] = v
+		}
+	}
+	return out
+}
+
+func writeSummary(dir string, rows []stageResult, total time.Duration) error {
+	b, err := json.MarshalIndent(map[string]any{"stages": rows, "seconds": total.Seconds()}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644)
+}
+
+// table prints success per tag (rows) after each stage (columns).
+func table(rows []stageResult, cfg config.Config) string {
+	tags := map[string]bool{}
+	for _, r := range rows {
+		for t := range r.Success {
+			tags[t] = true
+		}
+	}
+	var names []string
+	for t := range tags {
+		names = append(names, t)
+	}
+	sort.Strings(names)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nvalidation success on %d fixed seeds per tag (from seed %d, temperature %.1f)\n\n", cfg.Val.EnvGroups/len(cfg.Val.Tags), cfg.ValSeed, cfg.Rollout.ValTemperature)
+	fmt.Fprintf(&b, "%-16s", "environment")
+	for _, r := range rows {
+		fmt.Fprintf(&b, " %15s", r.Stage)
+	}
+	b.WriteString("\n")
+	for _, t := range names {
+		fmt.Fprintf(&b, "%-16s", t)
+		for _, r := range rows {
+			fmt.Fprintf(&b, " %15.3f", r.Success[t])
+		}
+		b.WriteString("\n")
+	}
+	return b.String()
+}

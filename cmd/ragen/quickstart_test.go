@@ -1,0 +1,88 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sugarme/gotch"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/tokenizer"
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+)
+
+// The built-in pipeline, shortened (a smaller model, a handful of
+// demonstrations, one StarPO-S step, 8 validation seeds per tag): every
+// stage runs, the table is printed, and the exported checkpoint loads back
+// with its reduced vocabulary, whose map says how it relates to Qwen's.
+func TestQuickstartShort(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "qs")
+	var stdout, stderr strings.Builder
+	args := []string{"quickstart", "--config", "../../configs/quickstart.yaml", "--tokenizer", tokenizertest.Path(t), "--out", out,
+		"--set", "steps=1", "--set", "save_every=0", "--set", "sft.episodes=32", "--set", "sft.batch=16", "--set", "builtin_model.vocab_episodes=32",
+		"--set", "builtin_model.hidden=32", "--set", "builtin_model.layers=1", "--set", "builtin_model.intermediate=64",
+		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8]", "--set", "val.env_groups=16", "--set", "rollout.response_length=16"}
+	if code := runMain(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	var sum struct {
+		Stages []stageResult `json:"stages"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 3 {
+		t.Fatalf("summary.json: %v, %d stages", err, len(sum.Stages))
+	}
+	exp := filepath.Join(out, "rl", "export")
+	for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", tokenizer.VocabMapFile} {
+		if _, err := os.Stat(filepath.Join(exp, f)); err != nil {
+			t.Errorf("export lacks %s", f)
+		}
+	}
+	for _, f := range []string{"rl/report.html", "rl/metrics.jsonl", "sft/demonstrations.jsonl", "sft/sft-metrics.jsonl"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Errorf("run folder lacks %s", f)
+		}
+	}
+	m, err := model.LoadCausalLM(exp, model.Options{Device: gotch.CPU, DType: gotch.Float})
+	if err != nil {
+		t.Fatalf("the export does not load back: %v", err)
+	}
+	defer m.Drop()
+	red, ok, err := tokenizer.LoadReduction(exp)
+	if err != nil || !ok || len(red.IDs) != m.Cfg.VocabSize || red.BaseSize < 151643 {
+		t.Fatalf("vocabulary map: ok %v err %v, %d ids for a %d-token model", ok, err, len(red.IDs), m.Cfg.VocabSize)
+	}
+	cfg, _ := os.ReadFile(filepath.Join(exp, "config.json"))
+	if !strings.Contains(string(cfg), "ragen_vocabulary") {
+		t.Fatal("the exported config.json does not say its vocabulary is reduced")
+	}
+}
+
+// Bad input stops the pipeline with a clear error before any work.
+func TestQuickstartErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--tokenizer", "/nonexistent/tokenizer.json"}, "--tokenizer /nonexistent/tokenizer.json: not found"},
+		{[]string{"--set", "sft.episodes=0"}, "sft.episodes"},
+		{[]string{"--set", "bogus=1"}, "bogus"},
+	} {
+		var stdout, stderr strings.Builder
+		args := append([]string{"quickstart", "--config", "../../configs/quickstart.yaml", "--out", t.TempDir()}, c.args...)
+		if code := runMain(args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, stderr %q, want it to mention %q", c.args, code, stderr.String(), c.want)
+		}
+	}
+}
