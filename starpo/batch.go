@@ -89,3 +89,12 @@ func toRows(t *ts.Tensor) [][]float64 {
 	}
 	return out
 }
+
+// microTensors returns rows [lo, hi) as ids and attention [n, L] and the
+// response mask [n, L−1] on dev, all held by s.
+func (b *batch) microTensors(mb span, dev gotch.Device, s *torchrt.Scope) (ids, attn, resp *ts.Tensor) {
+	ids, attn = b.rows(mb.lo, mb.hi, dev)
+	s.Keep(ids)
+	s.Keep(attn)
+	return ids, attn, s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev))
+}

@@ -129,11 +129,7 @@ func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch, o SFTOptions) (r
 func sftMicro(actor *model.CausalLM, b *batch, mb span, n, chunk int) (float64, int, error) {
 	var s torchrt.Scope
 	defer s.Drop()
-	dev := actor.Device
-	ids, attn := b.rows(mb.lo, mb.hi, dev)
-	s.Keep(ids)
-	s.Keep(attn)
-	resp := s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev))
+	ids, attn, resp := b.microTensors(mb, actor.Device, &s)
 	sc, err := actor.ScoreForTraining(ids, attn, resp, chunk)
 	if err != nil {
 		return 0, 0, err

@@ -108,11 +108,7 @@ func (t *Trainer) refLogProbs(b *batch) [][]float64 {
 		func() {
 			var s torchrt.Scope
 			defer s.Drop()
-			dev := t.Ref.Device
-			ids, attn := b.rows(mb.lo, mb.hi, dev)
-			s.Keep(ids)
-			s.Keep(attn)
-			only := s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev))
+			ids, attn, only := b.microTensors(mb, t.Ref.Device, &s)
 			sc, err := t.Ref.Score(ids, attn, model.ScoreOptions{ChunkRows: t.Cfg.ChunkRows, Only: only})
 			torchrt.Check(err)
 			defer sc.Drop()
@@ -187,10 +183,7 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 		var s torchrt.Scope
 		defer s.Drop()
 		dev := t.Actor.Device
-		ids, attn := b.rows(mb.lo, mb.hi, dev)
-		s.Keep(ids)
-		s.Keep(attn)
-		resp := s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev))
+		ids, attn, resp := b.microTensors(mb, dev, &s)
 		sc, err := t.Actor.ScoreForTraining(ids, attn, resp, t.Cfg.ChunkRows)
 		if err != nil {
 			return 0, err

@@ -42,3 +42,17 @@ func (r runFlags) load(suffix string) (config.Config, string, error) {
 func configPlacement(cfg config.Config) (model.Options, error) {
 	return modelOptions(cfg.DType, cfg.Device, "dtype", "device")
 }
+
+// loadFor is load for a job that starts from the checkpoint in dir: the
+// config (its errors first), then the folder, then the placement.
+func (r runFlags) loadFor(dir, suffix string) (config.Config, string, model.Options, error) {
+	cfg, out, err := r.load(suffix)
+	if err != nil {
+		return cfg, "", model.Options{}, err
+	}
+	if err := checkModelDir(dir); err != nil {
+		return cfg, "", model.Options{}, err
+	}
+	opts, err := configPlacement(cfg)
+	return cfg, out, opts, err
+}

@@ -20,14 +20,7 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	cfg, out, err := rf.load("-sft")
-	if err != nil {
-		return err
-	}
-	if err := checkModelDir(*dir); err != nil {
-		return err
-	}
-	opts, err := configPlacement(cfg)
+	cfg, out, opts, err := rf.loadFor(*dir, "-sft")
 	if err != nil {
 		return err
 	}

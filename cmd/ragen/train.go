@@ -24,14 +24,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	cfg, out, err := rf.load("")
-	if err != nil {
-		return err
-	}
-	if err := checkModelDir(*dir); err != nil {
-		return err
-	}
-	opts, err := configPlacement(cfg)
+	cfg, out, opts, err := rf.loadFor(*dir, "")
 	if err != nil {
 		return err
 	}
