@@ -50,7 +50,7 @@ func DefaultStepConfig() StepConfig {
 		AdvEstimator: "gae", RewardNorm: advantage.NormIdentity,
 		FilterRatio: 0.25, FilterMode: advantage.FilterStd, Gamma: 1, Lambda: 1,
 		ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001,
-		KLLossCoef: 0.001, KLLossType: loss.KLLowVar, KLCoef: 0.001, KLPenalty: loss.KLK1,
+		KLLossCoef: 0, KLLossType: loss.KLK1, KLCoef: 0, KLPenalty: loss.KLK1,
 		AggMode: loss.TokenMean, MiniBatch: 32, Epochs: 1, MicroBatch: 1, GradClip: 1, CriticGradClip: 1,
 	}
 }
@@ -227,11 +227,4 @@ func sum(xs []float64) float64 {
 		s += x
 	}
 	return s
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/advantage"
 	"github.com/ragen-go/ragen/starpo/loss"
 	"github.com/ragen-go/ragen/starpo/optim"
 )
@@ -168,7 +169,7 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 	}
 	k := float64(len(norms))
 	met["critic/vf_loss"], met["critic/vf_clipfrac"] = vf/k, clip/k
-	met["critic/grad_norm"], met["critic/step_skipped"] = meanOf(norms), float64(skipped)
+	met["critic/grad_norm"], met["critic/step_skipped"] = advantage.Mean(norms), float64(skipped)
 	met["critic/lr"] = t.CriticOpt.LR()
 	return nil
 }
@@ -232,18 +233,8 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	if useKL {
 		met["actor/kl_coef"] = t.Cfg.KLLossCoef
 	}
-	met["actor/grad_norm"], met["actor/step_skipped"], met["actor/lr"] = meanOf(norms), float64(skipped), t.ActorOpt.LR()
+	met["actor/grad_norm"], met["actor/step_skipped"], met["actor/lr"] = advantage.Mean(norms), float64(skipped), t.ActorOpt.LR()
 	return nil
-}
-
-// meanOf is the mean of xs, NaN when a value is not finite (a skipped step
-// shows in grad_norm as it does in verl).
-func meanOf(xs []float64) float64 {
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(max(1, len(xs)))
 }
 
 // maskedMean is the mean of x over the positions where mask is 1.

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/loss"
 	"github.com/ragen-go/ragen/starpo/rollout"
 )
 
@@ -73,6 +74,7 @@ func TestTrainerKLTurnScoresEpochs(t *testing.T) {
 	tr.Ref = ref
 	c := &tr.Cfg
 	c.UseTurnScores, c.UseKLLoss, c.KLLossCoef, c.UseKLInReward, c.KLCoef = true, true, 0.1, true, 0.05
+	c.KLLossType = loss.KLLowVar
 	c.FilterRatio, c.Epochs, c.MiniBatch, c.MicroBatch = 1, 2, 2, 1
 	for step := range 2 {
 		met, err := tr.Step(step)
