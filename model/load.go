@@ -188,6 +188,15 @@ func loadTensor(ck *safetensors.Checkpoint, name string, shape []int64, opt Opti
 	return t, nil
 }
 
+// CountParams is the number of weights in params.
+func CountParams(params []Param) int64 {
+	var n int64
+	for _, p := range params {
+		n += numel(size(p.T))
+	}
+	return n
+}
+
 func numel(shape []int64) int64 {
 	n := int64(1)
 	for _, d := range shape {

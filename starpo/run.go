@@ -232,7 +232,7 @@ func (r *Run) writeInfo() error {
 	a := r.Trainer.Actor
 	info := map[string]any{
 		"model": r.Model, "device": torchrt.DeviceName(a.Device), "dtype": model.DTypeName(a.DType),
-		"parameters": paramCount(a.Params()), "libtorch": torchrt.Describe().LibtorchVersion,
+		"parameters": model.CountParams(a.Params()), "libtorch": torchrt.Describe().LibtorchVersion,
 	}
 	b, err := json.MarshalIndent(info, "", "  ")
 	if err != nil {
@@ -245,14 +245,7 @@ func (r *Run) writeInfo() error {
 // writes val-env/ metrics and the trajectories.
 func (r *Run) validate(step int) error {
 	t0 := time.Now()
-	if err := r.Val.Reset(r.Cfg.ValSeed); err != nil {
-		return err
-	}
-	g := r.Trainer.Cfg.Gen
-	g.Sampling.Temperature = r.Cfg.Rollout.ValTemperature
-	gen, release := NewGenerator(r.Trainer.Actor, r.Trainer.Tok, g)
-	trajs, m, err := r.Val.Run(gen)
-	release()
+	trajs, m, err := validationRollout(r.Trainer.Actor, r.Trainer.Tok, r.Val, r.Cfg, "")
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", step, err)
 	}
@@ -285,11 +278,7 @@ func (r *Run) validate(step int) error {
 func (r *Run) write(met map[string]float64) error {
 	out := make(map[string]any, len(met))
 	for k, v := range met {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			out[k] = nil
-		} else {
-			out[k] = v
-		}
+		out[k] = jsonNumber(v)
 	}
 	b, err := json.Marshal(out)
 	if err != nil {
@@ -329,6 +318,26 @@ func logStep(step, total int, m map[string]float64) {
 		Float64("step_s", m["timing_s/step"]).Msg("train")
 }
 
+// jsonNumber is v, or nil (JSON null) when v is NaN or infinite, which
+// JSON cannot hold.
+func jsonNumber(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
+}
+
+// SuccessByTag picks the success rates out of rollout metrics, by tag.
+func SuccessByTag(m rollout.Metrics) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if tag, ok := strings.CutSuffix(k, "/success"); ok {
+			out[tag] = v
+		}
+	}
+	return out
+}
+
 // Close frees the models and optimiser states.
 func (r *Run) Close() {
 	t := r.Trainer
@@ -341,18 +350,6 @@ func (r *Run) Close() {
 		t.CriticOpt.Drop()
 		t.Critic.Drop()
 	}
-}
-
-func paramCount(ps []model.Param) int64 {
-	var n int64
-	for _, p := range ps {
-		k := int64(1)
-		for _, d := range torchrt.Size(p.T) {
-			k *= d
-		}
-		n += k
-	}
-	return n
 }
 
 // EvaluateCheckpoint runs cfg's validation (cfg.Val's environments from
@@ -372,6 +369,12 @@ func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options, bar st
 	if err != nil {
 		return nil, nil, err
 	}
+	return validationRollout(actor, tok, mgr, cfg, bar)
+}
+
+// validationRollout plays mgr's environments from cfg.ValSeed with actor
+// at the validation temperature (a progress bar named bar, if not empty).
+func validationRollout(actor *model.CausalLM, tok *tokenizer.Tokenizer, mgr *rollout.Manager, cfg config.Config, bar string) ([]rollout.Trajectory, rollout.Metrics, error) {
 	if err := mgr.Reset(cfg.ValSeed); err != nil {
 		return nil, nil, err
 	}

@@ -63,7 +63,7 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 		return res, err
 	}
 	res.Expert = em
-	log.Info().Int("episodes", len(demos)).Interface("expert", successOf(em)).Float64("noise", cfg.SFT.Noise).Msg("demonstrations")
+	log.Info().Int("episodes", len(demos)).Interface("expert_success", SuccessByTag(em)).Float64("noise", cfg.SFT.Noise).Msg("demonstrations")
 	if err := writeTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
 		return res, err
 	}
@@ -83,7 +83,7 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 		res.Loss = s.Loss
 		bar.Set(s.Step, fmt.Sprintf("loss %.4f", s.Loss))
 		if werr == nil {
-			werr = enc.Encode(map[string]any{"step": s.Step, "sft/loss": finiteOrNil(s.Loss), "sft/grad_norm": finiteOrNil(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped})
+			werr = enc.Encode(map[string]any{"step": s.Step, "sft/loss": jsonNumber(s.Loss), "sft/grad_norm": jsonNumber(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped})
 		}
 	}, stop)
 	if err != nil {
@@ -99,22 +99,4 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	}
 	log.Info().Str("export", res.Export).Int("steps", res.Steps).Float64("loss", res.Loss).Bool("interrupted", res.Interrupted).Msg("sft done")
 	return res, nil
-}
-
-// successOf picks the success metrics out of rollout metrics.
-func successOf(m rollout.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range m {
-		if len(k) > 8 && k[len(k)-8:] == "/success" {
-			out[k] = v
-		}
-	}
-	return out
-}
-
-func finiteOrNil(v float64) any {
-	if v != v || v > 1e308 || v < -1e308 {
-		return nil
-	}
-	return v
 }

@@ -71,7 +71,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("validation %s: %w", stage, err)
 		}
-		rows = append(rows, stageResult{Stage: stage, Model: dir, Success: successByTag(m), Seconds: time.Since(t0).Seconds()})
+		rows = append(rows, stageResult{Stage: stage, Model: dir, Success: starpo.SuccessByTag(m), Seconds: time.Since(t0).Seconds()})
 		return writeSummary(out, rows, time.Since(start))
 	}
 	if err := eval("initial", modelDir); err != nil {
@@ -101,7 +101,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if run.Interrupted {
 		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, sft.Export, rlDir)
 	}
-	rows = append(rows, stageResult{Stage: "after StarPO-S", Model: filepath.Join(rlDir, "export"), Success: successByTag(run.LastVal), Seconds: time.Since(t0).Seconds()})
+	rows = append(rows, stageResult{Stage: "after StarPO-S", Model: filepath.Join(rlDir, "export"), Success: starpo.SuccessByTag(run.LastVal), Seconds: time.Since(t0).Seconds()})
 	if err := writeSummary(out, rows, time.Since(start)); err != nil {
 		return err
 	}
@@ -178,16 +178,6 @@ func domainTexts(cfg config.Config, tok *tokenizer.Tokenizer) ([]string, error) 
 		}
 	}
 	return texts, nil
-}
-
-func successByTag(m rollout.Metrics) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range m {
-		if tag, ok := strings.CutSuffix(k, "/success"); ok {
-			out[tag] = v
-		}
-	}
-	return out
 }
 
 func writeSummary(dir string, rows []stageResult, total time.Duration) error {
