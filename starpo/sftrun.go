@@ -100,3 +100,31 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	log.Info().Str("export", res.Export).Int("steps", res.Steps).Float64("loss", res.Loss).Bool("interrupted", res.Interrupted).Msg("sft done")
 	return res, nil
 }
+
+// DomainTexts are the rendered conversations of perTag expert episodes per
+// training tag (one environment per group, seeds from cfg.Seed), half of
+// them with random actions so that every action name appears: the text a
+// vocabulary for these environments must encode.
+func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]string, error) {
+	e := cfg.Train
+	e.GroupSize = 1
+	mgr, err := rollout.NewManager(rolloutConfig(cfg, e, cfg.Seed), tok)
+	if err != nil {
+		return nil, err
+	}
+	var texts []string
+	for _, noise := range []float64{0, 0.5} {
+		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, noise, cfg.Seed+int64(noise*1e6))
+		if err != nil {
+			return nil, err
+		}
+		for _, d := range demos {
+			s, err := tok.Decode(d.IDs)
+			if err != nil {
+				return nil, err
+			}
+			texts = append(texts, s)
+		}
+	}
+	return texts, nil
+}

@@ -16,7 +16,6 @@ import (
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/config"
-	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
@@ -118,7 +117,7 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 	if err != nil {
 		return err
 	}
-	texts, err := domainTexts(cfg, base)
+	texts, err := starpo.DomainTexts(cfg, base, cfg.Builtin.VocabEpisodes)
 	if err != nil {
 		return err
 	}
@@ -148,36 +147,6 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 	}
 	log.Info().Str("model", dir).Int("vocab", len(red.IDs)).Int("hidden", b.Hidden).Int("layers", b.Layers).Msg("built-in model created")
 	return nil
-}
-
-// domainTexts are the rendered conversations of expert episodes (half of
-// them with random actions, so every action name appears) on training
-// seeds of every training tag.
-func domainTexts(cfg config.Config, tok *tokenizer.Tokenizer) ([]string, error) {
-	var texts []string
-	for _, noise := range []float64{0, 0.5} {
-		e := cfg.Train
-		e.GroupSize = 1
-		rc := rollout.DefaultConfig()
-		rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.Seed = e.Tags, e.NGroups, e.EnvGroups, 1, cfg.Seed
-		rc.MaxTurn, rc.MaxActionsPerTurn, rc.EnableThink = cfg.Agent.MaxTurn, cfg.Agent.MaxActionsPerTurn, cfg.Agent.EnableThink
-		mgr, err := rollout.NewManager(rc, tok)
-		if err != nil {
-			return nil, err
-		}
-		demos, _, err := starpo.Demonstrations(mgr, tok, cfg.Builtin.VocabEpisodes*len(e.Tags)/2, noise, cfg.Seed+int64(noise*1e6))
-		if err != nil {
-			return nil, err
-		}
-		for _, d := range demos {
-			s, err := tok.Decode(d.IDs)
-			if err != nil {
-				return nil, err
-			}
-			texts = append(texts, s)
-		}
-	}
-	return texts, nil
 }
 
 func writeSummary(dir string, rows []stageResult, total time.Duration) error {
