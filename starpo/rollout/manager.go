@@ -46,8 +46,13 @@ type Status struct {
 	Rewards    []float64 // env reward of each answered turn
 	Penalty    float64   // accumulated format penalty
 	Shaping    float64   // accumulated reasoning/format shaping reward (Config.Shaping)
+	Terms      TermTurns // turns each reward term applied to
+}
 
-	PenaltyTurns, ThinkBonusTurns, EmptyThinkTurns, LongThinkTurns int // turns each term applied to
+// TermTurns counts the answered turns each reward term applied to: RAGEN's
+// format penalty and the three shaping terms.
+type TermTurns struct {
+	Penalty, ThinkBonus, EmptyThink, LongThink int
 }
 
 // Success is RAGEN's outcome: terminated and not truncated.

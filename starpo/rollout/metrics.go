@@ -43,10 +43,10 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		pen += t.Penalty
 		shaping += t.Shaping
 		turns += float64(len(t.TurnRewards))
-		penT += float64(t.Terms.PenaltyTurns)
-		bonusT += float64(t.Terms.ThinkBonusTurns)
-		emptyT += float64(t.Terms.EmptyThinkTurns)
-		longT += float64(t.Terms.LongThinkTurns)
+		penT += float64(t.Terms.Penalty)
+		bonusT += float64(t.Terms.ThinkBonus)
+		emptyT += float64(t.Terms.EmptyThink)
+		longT += float64(t.Terms.LongThink)
 	}
 	for tag, a := range byTag {
 		out[tag+"/success"] = a.success / a.n

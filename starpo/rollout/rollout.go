@@ -30,7 +30,7 @@ type Trajectory struct {
 	Penalty           float64             // accumulated format penalty
 	Shaping           float64             // accumulated reasoning/format shaping reward
 	Score             float64             // sum of TurnRewards plus Penalty plus Shaping
-	Terms             Status              // the episode's status, with the turns each reward term applied to
+	Terms             TermTurns           // turns each reward term applied to
 	Success           bool                // terminated and not truncated
 	NumActions        int                 // actions executed
 	ActionIsValid     float64             // turns whose last step was valid, over turns
@@ -99,7 +99,7 @@ func (m *Manager) trajectory(e *envState) (Trajectory, error) {
 		TurnRewards: append([]float64(nil), e.status.Rewards...),
 		Penalty:     e.status.Penalty,
 		Shaping:     e.status.Shaping,
-		Terms:       e.status,
+		Terms:       e.status.Terms,
 		Success:     e.status.Success(),
 		NumActions:  e.status.NumActions,
 	}

@@ -59,17 +59,17 @@ func (m *Manager) Apply(i int, g Generation) error {
 	}
 	if p.FormatPenalty {
 		e.status.Penalty += m.cfg.FormatPenalty
-		e.status.PenaltyTurns++
+		e.status.Terms.Penalty++
 	}
 	shaped, term := m.cfg.Shaping.Turn(p, m.cfg.EnableThink)
 	e.status.Shaping += shaped
 	switch term {
 	case "bonus":
-		e.status.ThinkBonusTurns++
+		e.status.Terms.ThinkBonus++
 	case "empty":
-		e.status.EmptyThinkTurns++
+		e.status.Terms.EmptyThink++
 	case "long":
-		e.status.LongThinkTurns++
+		e.status.Terms.LongThink++
 	}
 	st := &e.status
 	st.NumActions += len(executed)
