@@ -30,7 +30,8 @@ type Message struct {
 	Content string `json:"content"`
 }
 
-// Trajectory is one line of a trajectories/*.jsonl file.
+// Trajectory is one line of a trajectories/*.jsonl file: the schema the
+// trainer writes them in.
 type Trajectory struct {
 	EnvID       int       `json:"env_id"`
 	GroupID     int       `json:"group_id"`
@@ -39,6 +40,7 @@ type Trajectory struct {
 	Messages    []Message `json:"messages"`
 	TurnRewards []float64 `json:"turn_rewards"`
 	Penalty     float64   `json:"penalty"`
+	Shaping     float64   `json:"shaping"`
 	Score       float64   `json:"score"`
 	Success     bool      `json:"success"`
 	NumActions  int       `json:"num_actions"`

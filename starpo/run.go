@@ -288,7 +288,8 @@ func (r *Run) write(met map[string]float64) error {
 	return err
 }
 
-// writeTrajectories saves the conversations with their rewards.
+// writeTrajectories saves the conversations with their rewards, one
+// report.Trajectory per line (the report reads them back).
 func writeTrajectories(path string, trajs []rollout.Trajectory) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -299,8 +300,11 @@ func writeTrajectories(path string, trajs []rollout.Trajectory) error {
 	}
 	enc := json.NewEncoder(f)
 	for _, t := range trajs {
-		rec := map[string]any{"env_id": t.EnvID, "group_id": t.GroupID, "tag": t.Tag, "seed": t.Seed, "messages": t.Messages,
-			"turn_rewards": t.TurnRewards, "penalty": t.Penalty, "shaping": t.Shaping, "score": t.Score, "success": t.Success, "num_actions": t.NumActions}
+		rec := report.Trajectory{EnvID: t.EnvID, GroupID: t.GroupID, Tag: t.Tag, Seed: t.Seed, TurnRewards: t.TurnRewards,
+			Penalty: t.Penalty, Shaping: t.Shaping, Score: t.Score, Success: t.Success, NumActions: t.NumActions}
+		for _, m := range t.Messages {
+			rec.Messages = append(rec.Messages, report.Message{Role: m.Role, Content: m.Content})
+		}
 		if err := enc.Encode(rec); err != nil {
 			f.Close()
 			return err
