@@ -21,7 +21,7 @@ import (
 // deterministic given seed.
 func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, noise float64, seed int64) rollout.Generator {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5EED))
-	maxPerTurn := m.Config().MaxActionsPerTurn
+	maxPerTurn, think := m.Config().MaxActionsPerTurn, m.Config().EnableThink
 	return func(prompts [][]int) ([]rollout.Generation, error) {
 		idx := m.Active()
 		if len(idx) != len(prompts) {
@@ -34,9 +34,10 @@ func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, noise float64, seed
 			if names := env.Actions(); len(names) > 0 && len(acts) > 0 && rng.Float64() < noise {
 				acts[0] = names[rng.IntN(len(names))]
 			}
-			text := expertThink(spec.EnvType, acts) + "</think><answer>" + strings.Join(acts, " "+envs.ActionSep+" ") + "</answer>"
-			if !m.Config().EnableThink {
-				text = strings.Join(acts, " "+envs.ActionSep+" ") + "</answer>"
+			// The prompt ends in the generation prefix, <think> or <answer>.
+			text := strings.Join(acts, " "+envs.ActionSep+" ") + "</answer>"
+			if think {
+				text = expertThink(spec.EnvType, acts) + "</think><answer>" + text
 			}
 			ids := tok.Encode(text)
 			out[k] = rollout.Generation{IDs: ids, LogProbs: make([]float32, len(ids)), Text: text}
