@@ -3,7 +3,8 @@
 #  1. find libtorch ($LIBTORCH, an installed PyTorch's, or the system's); on
 #     Debian/Ubuntu as root install libtorch-dev + libopenblas0-pthread when
 #     none is found, otherwise say what to install;
-#  2. prepare third_party/gotch for it (scripts/gotchprep);
+#  2. prepare third_party/gotch for it and write the c10d shim's cgo flags
+#     (scripts/gotchprep; Debian's gloo headers, libgloo-dev, for the shim);
 #  3. fetch the test tokenizer data into .cache/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -50,6 +51,16 @@ if [[ $found == *'"Source":"system"'* ]] && command -v dpkg >/dev/null && ! dpkg
 		apt_install libopenblas0-pthread
 	else
 		echo "deps: warning: libopenblas0-pthread is not installed; matrix products will be about 50x slower (sudo apt-get install libopenblas0-pthread)" >&2
+	fi
+fi
+
+# Gloo's headers, which the c10d shim (dist/c10d) needs beside libtorch's:
+# Debian packages them apart from libtorch-dev.
+if [[ $found == *'"Source":"system"'* ]] && [ ! -e /usr/include/gloo/algorithm.h ]; then
+	if have_apt_root; then
+		apt_install libgloo-dev
+	else
+		echo "deps: warning: gloo headers are missing; multi-process training needs them (sudo apt-get install libgloo-dev, then make deps)" >&2
 	fi
 fi
 

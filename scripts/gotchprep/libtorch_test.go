@@ -92,3 +92,24 @@ func TestFindLibtorchErrors(t *testing.T) {
 		t.Errorf("incomplete system libtorch: err = %v", err)
 	}
 }
+
+// The shim's flags follow what the machine has: Gloo when gloo's headers
+// are there, NCCL only for a CUDA libtorch with nccl.h.
+func TestC10dFlags(t *testing.T) {
+	lt := Libtorch{Include: "/opt/libtorch/include", LibDir: "/opt/libtorch/lib", CXX11ABI: true}
+	none := func(string) bool { return false }
+	all := func(string) bool { return true }
+	if f := lt.c10dFlags(none)[0]; !strings.Contains(f, "-DRAGEN_NO_GLOO") || strings.Contains(f, "SRCDIR") || strings.Contains(f, "NCCL") {
+		t.Errorf("no headers: %s", f)
+	}
+	if f := lt.c10dFlags(all)[0]; !strings.Contains(f, "-DUSE_C10D_GLOO") || strings.Contains(f, "NCCL") {
+		t.Errorf("CPU libtorch with gloo: %s", f)
+	}
+	lt.CUDA = true
+	if f := lt.c10dFlags(all)[0]; !strings.Contains(f, "-DRAGEN_NCCL") || !strings.Contains(f, "-I/opt/libtorch/include ") {
+		t.Errorf("CUDA libtorch with nccl.h: %s", f)
+	}
+	if f := lt.c10dFlags(all)[2]; !strings.Contains(f, "-ltorch_cuda") {
+		t.Errorf("CUDA link flags: %s", f)
+	}
+}

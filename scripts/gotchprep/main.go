@@ -59,6 +59,7 @@ func main() {
 	out := flag.String("out", "third_party/gotch", "folder for the prepared copy")
 	force := flag.Bool("force", false, "prepare again even if the copy is up to date")
 	find := flag.Bool("find", false, "only report the libtorch that would be used, as JSON")
+	shim := flag.String("c10d", "dist/c10d", "folder of the c10d shim to write cgo_flags.go into (empty: none)")
 	flag.Parse()
 	lt, err := findLibtorch(os.Getenv("LIBTORCH"), pythonTorch, defaultSystemRoots)
 	if errors.Is(err, errNoLibtorch) {
@@ -76,6 +77,12 @@ func main() {
 	if err := prepare(*out, lt, *force); err != nil {
 		fmt.Fprintln(os.Stderr, "gotchprep:", err)
 		os.Exit(1)
+	}
+	if *shim != "" {
+		if err := writeC10dFlags(*shim, lt); err != nil {
+			fmt.Fprintln(os.Stderr, "gotchprep: writing the c10d shim's flags:", err)
+			os.Exit(1)
+		}
 	}
 }
 
