@@ -24,6 +24,23 @@ type Config struct {
 	FormatPenalty     float64  // es_manager.format_penalty, added once per offending turn
 	MaxContextWindow  int      // agent_proxy.max_context_window: history entries shown; −1 shows all
 	Shaping           Shaping  // reasoning/format reward terms beyond RAGEN (zero = off)
+	Shard             Shard    // the share of the groups this process plays (data parallelism); zero = all
+}
+
+// Shard is a data-parallel process's share of the environments: of each
+// tag's groups, rank r of world plays the r-th contiguous slice, so every
+// rank gets a mix of tags (multi-turn tags take longer) and group g keeps
+// its global id, seed and env ids whichever rank plays it.
+type Shard struct {
+	Rank, World int
+}
+
+// groups is the slice [lo, hi) of n groups that shard s plays.
+func (s Shard) groups(n int) (lo, hi int) {
+	if s.World <= 1 {
+		return 0, n
+	}
+	return s.Rank * n / s.World, (s.Rank + 1) * n / s.World
 }
 
 // Shaping is the reasoning/format reward, added per answered turn to the
@@ -96,6 +113,18 @@ func (c Config) Validate() error {
 		return fmt.Errorf("rollout config: MaxActionsPerTurn %d must be at least 1", c.MaxActionsPerTurn)
 	case c.MaxContextWindow == 0 || c.MaxContextWindow < -1:
 		return fmt.Errorf("rollout config: MaxContextWindow %d must be -1 (unlimited) or positive", c.MaxContextWindow)
+	case c.Shard.World > 1 && (c.Shard.Rank < 0 || c.Shard.Rank >= c.Shard.World):
+		return fmt.Errorf("rollout config: shard rank %d is outside [0, %d)", c.Shard.Rank, c.Shard.World)
+	}
+	if c.Shard.World > 1 {
+		n := 0
+		for _, g := range c.NGroups {
+			lo, hi := c.Shard.groups(g)
+			n += hi - lo
+		}
+		if n == 0 {
+			return fmt.Errorf("rollout config: rank %d of %d gets no environment group: %d groups (%v) are too few for %d processes", c.Shard.Rank, c.Shard.World, c.EnvGroups, c.NGroups, c.Shard.World)
+		}
 	}
 	return nil
 }

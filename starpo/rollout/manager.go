@@ -13,7 +13,9 @@ import (
 // Manager holds a batch of environments and their episodes: RAGEN's
 // EnvStateManager together with the context manager's prompt building
 // (spec §3, §4.1). Environment i has env id i and group id i / GroupSize;
-// groups are numbered across tags in Config order.
+// groups are numbered across tags in Config order. With a Shard the
+// manager holds only its share, under the same global ids; the methods'
+// indices are positions in that share.
 //
 // The methods are not safe for concurrent use; Reset and Step run the
 // environments on their own goroutines internally.
@@ -87,22 +89,26 @@ func NewManager(cfg Config, tok *tokenizer.Tokenizer) (*Manager, error) {
 		return nil, fmt.Errorf("rollout: tokenizer %s has no %s token", tok.Path(), tokenizer.IMEnd)
 	}
 	m := &Manager{cfg: cfg, tok: tok, imEnd: imEnd}
+	first := 0 // the tag's first global group
 	for ti, tag := range cfg.Tags {
 		spec, err := envs.Lookup(tag)
 		if err != nil {
 			return nil, fmt.Errorf("rollout config: Tags[%d]: %w", ti, err)
 		}
 		prefix := envs.SpecPrefix(spec)
-		for range cfg.NGroups[ti] * cfg.GroupSize {
-			env, err := envs.New(tag)
-			if err != nil {
-				return nil, fmt.Errorf("rollout: building env %d: %w", len(m.envs), err)
+		lo, hi := cfg.Shard.groups(cfg.NGroups[ti])
+		for g := first + lo; g < first+hi; g++ {
+			for k := range cfg.GroupSize {
+				env, err := envs.New(tag)
+				if err != nil {
+					return nil, fmt.Errorf("rollout: building env %d: %w", g*cfg.GroupSize+k, err)
+				}
+				m.envs = append(m.envs, &envState{
+					id: g*cfg.GroupSize + k, group: g, tag: tag, spec: spec, prefix: prefix, env: env,
+				})
 			}
-			id := len(m.envs)
-			m.envs = append(m.envs, &envState{
-				id: id, group: id / cfg.GroupSize, tag: tag, spec: spec, prefix: prefix, env: env,
-			})
 		}
+		first += cfg.NGroups[ti]
 	}
 	return m, nil
 }

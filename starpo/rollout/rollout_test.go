@@ -3,6 +3,7 @@ package rollout
 import (
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -308,5 +309,58 @@ func TestShaping(t *testing.T) {
 	}
 	if met["reward/empty_think_turns"] != 0.5 || met["reward/shaping"] != (trajs[0].Shaping-0.3)/2 {
 		t.Fatalf("metrics %v", met)
+	}
+}
+
+// TestShards: the shards of a data-parallel job play exactly the
+// environments of the whole batch, under the same ids and seeds, so their
+// trajectories together are the single process's, in env-id order.
+func TestShards(t *testing.T) {
+	cfg := DefaultConfig()
+	cfg.Tags, cfg.NGroups, cfg.EnvGroups, cfg.GroupSize = []string{"SimpleSokoban", "FrozenLake"}, []int{3, 2}, 5, 2
+	play := func(c Config) []Trajectory {
+		m := newTestManager(t, c, 7)
+		gen := func(turn int) Generator {
+			return func(prompts [][]int) ([]Generation, error) {
+				gens := make([]Generation, len(prompts))
+				for k, i := range m.Active() {
+					id := m.envs[i].id // the script follows the global env id
+					a := garbage
+					if (id+turn)%2 == 0 && m.envs[i].tag == "SimpleSokoban" {
+						a = solverAnswer(t, m, i)
+					}
+					gens[k] = generation(t, m.tok, id, turn, a)
+				}
+				return gens, nil
+			}
+		}
+		turn := 0
+		trajs, _, err := m.Run(func(p [][]int) ([]Generation, error) { turn++; return gen(turn - 1)(p) })
+		if err != nil {
+			t.Fatal(err)
+		}
+		return trajs
+	}
+	whole := play(cfg)
+	for _, world := range []int{2, 3} {
+		var joined []Trajectory
+		for r := range world {
+			c := cfg
+			c.Shard = Shard{Rank: r, World: world}
+			joined = append(joined, play(c)...)
+		}
+		slices.SortFunc(joined, func(a, b Trajectory) int { return a.EnvID - b.EnvID })
+		if !reflect.DeepEqual(joined, whole) {
+			t.Errorf("world %d: the shards' trajectories differ from the whole batch's", world)
+		}
+	}
+	c := cfg
+	c.Shard = Shard{Rank: 1, World: 6}
+	if err := c.Validate(); err != nil {
+		t.Errorf("rank 1 of 6 for 3+2 groups gets one: %v", err)
+	}
+	c.Shard = Shard{Rank: 0, World: 6}
+	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "gets no environment group") {
+		t.Errorf("rank 0 of 6 with 3+2 groups: %v", err)
 	}
 }
