@@ -61,7 +61,7 @@ func BenchmarkTrainStep50M(b *testing.B) {
 	if err := model.WriteRandomCheckpoint(dir, mc, model.InitOptions{Seed: 1}); err != nil {
 		b.Fatal(err)
 	}
-	r, err := NewRun(cfg, dir, b.TempDir(), model.Options{Device: gotch.CPU, DType: gotch.Float})
+	r, err := NewRun(cfg, dir, b.TempDir(), model.Options{Device: gotch.CPU, DType: gotch.Float}, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

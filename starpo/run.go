@@ -12,6 +12,7 @@ import (
 
 	"github.com/rs/zerolog/log"
 
+	"github.com/ragen-go/ragen/dist"
 	"github.com/ragen-go/ragen/internal/progress"
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
@@ -35,11 +36,15 @@ type Run struct {
 	Bar         bool            // draw a progress bar for the steps instead of a log line per step
 	LastVal     rollout.Metrics // the latest validation's metrics
 	Interrupted bool            // Stop ended the run early (a checkpoint was saved, nothing exported)
+	CheckEvery  int             // data parallel: compare the ranks' weights every this many steps (and at the end); 0 = only at the end
 	metrics     *os.File
 }
 
 // NewRun loads the models and builds the trainer; nothing is written yet.
-func NewRun(cfg config.Config, modelDir, out string, opt model.Options) (*Run, error) {
+// With comm (nil: alone) the run is one rank of a data-parallel job: it
+// plays its shard of the training and validation groups, and only rank 0
+// writes the run folder.
+func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *dist.Comm) (*Run, error) {
 	tok, err := tokenizer.Load(modelDir)
 	if err != nil {
 		return nil, err
@@ -48,7 +53,7 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options) (*Run, e
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{Cfg: stepConfig(cfg), Actor: actor, Tok: tok}
+	t := &Trainer{Cfg: stepConfig(cfg), Actor: actor, Tok: tok, Dist: comm}
 	if t.ActorLR, err = optim.NewSchedule(cfg.Actor.LR, cfg.Actor.WarmupSteps, cfg.Actor.WarmupRatio, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("actor: %w", err)
 	}
@@ -79,12 +84,17 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options) (*Run, e
 			return nil, fmt.Errorf("critic optimiser: %w", err)
 		}
 	}
-	if t.Envs, err = rollout.NewManager(rolloutConfig(cfg, cfg.Train, cfg.Seed), tok); err != nil {
-		return nil, err
+	shard := rollout.Shard{Rank: comm.Rank(), World: comm.World()}
+	trc := rolloutConfig(cfg, cfg.Train, cfg.Seed)
+	trc.Shard = shard
+	if t.Envs, err = rollout.NewManager(trc, tok); err != nil {
+		return nil, fmt.Errorf("training environments: %w", err)
 	}
-	val, err := rollout.NewManager(rolloutConfig(cfg, cfg.Val, cfg.ValSeed), tok)
+	vrc := rolloutConfig(cfg, cfg.Val, cfg.ValSeed)
+	vrc.Shard = shard
+	val, err := rollout.NewManager(vrc, tok)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("validation environments: %w", err)
 	}
 	return &Run{Cfg: cfg, Dir: out, Model: modelDir, Trainer: t, Val: val}, nil
 }
@@ -121,15 +131,22 @@ func stepConfig(c config.Config) StepConfig {
 
 // Execute trains from the latest checkpoint (when resume) or from the
 // start, validating, logging and checkpointing, and exports the policy.
+//
+// In a data-parallel job every rank calls Execute: they resume from the
+// same checkpoint (the run folder must be shared), start from rank 0's
+// weights, and stop together; rank 0 alone writes files.
 func (r *Run) Execute(resume bool) error {
-	if err := os.MkdirAll(filepath.Join(r.Dir, "checkpoints"), 0o755); err != nil {
-		return fmt.Errorf("creating run folder %s: %w", r.Dir, err)
-	}
-	if err := r.Cfg.Save(filepath.Join(r.Dir, "config.yaml")); err != nil {
-		return err
-	}
-	if err := r.writeInfo(); err != nil {
-		return err
+	comm := r.Trainer.Dist
+	if comm.Main() {
+		if err := os.MkdirAll(filepath.Join(r.Dir, "checkpoints"), 0o755); err != nil {
+			return fmt.Errorf("creating run folder %s: %w", r.Dir, err)
+		}
+		if err := r.Cfg.Save(filepath.Join(r.Dir, "config.yaml")); err != nil {
+			return err
+		}
+		if err := r.writeInfo(); err != nil {
+			return err
+		}
 	}
 	start := 0
 	ckRoot := filepath.Join(r.Dir, "checkpoints")
@@ -146,41 +163,50 @@ func (r *Run) Execute(resume bool) error {
 		}
 		log.Info().Str("checkpoint", latest).Int("step", start).Msg("resumed")
 	}
-	f, err := os.OpenFile(filepath.Join(r.Dir, "metrics.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
-	if err != nil {
+	if err := r.Trainer.SyncReplicas(); err != nil {
 		return err
 	}
-	defer f.Close()
-	r.metrics = f
+	if comm.Main() {
+		f, err := os.OpenFile(filepath.Join(r.Dir, "metrics.jsonl"), os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		r.metrics = f
+	}
 	if start == 0 {
 		if err := r.validate(0); err != nil {
 			return err
 		}
 	}
 	r.Trainer.OnRollout = func(step int, trajs []rollout.Trajectory) error {
-		if r.Cfg.TrajEvery == 0 || (step+1)%r.Cfg.TrajEvery != 0 && step+1 != r.Cfg.Steps {
+		if !comm.Main() || r.Cfg.TrajEvery == 0 || (step+1)%r.Cfg.TrajEvery != 0 && step+1 != r.Cfg.Steps {
 			return nil
 		}
 		return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
 	}
 	watch := NewEchoWatch()
 	var bar *progress.Bar
-	if r.Bar {
+	if r.Bar && comm.Main() {
 		bar = progress.New("starpo-s", r.Cfg.Steps-start)
 	}
 	for step := start; step < r.Cfg.Steps; step++ {
-		if r.Stop != nil && r.Stop() {
+		// A Ctrl-C seen by any rank stops them all at the same step.
+		stop, err := comm.Any("stop request", r.Stop != nil && r.Stop())
+		if err != nil {
+			return err
+		}
+		if stop {
 			log.Warn().Int("step", step).Msg("interrupted: saving a checkpoint")
 			r.Interrupted = true
-			_, err := r.Trainer.SaveCheckpoint(ckRoot, step)
-			return err
+			return r.save(ckRoot, step)
 		}
 		met, err := r.Trainer.Step(step)
 		if err != nil {
 			return err
 		}
 		met["step"] = float64(step + 1)
-		if fired := watch.Observe(met); len(fired) > 0 {
+		if fired := watch.Observe(met); len(fired) > 0 && comm.Main() {
 			log.Warn().Int("step", step+1).Strs("signals", fired).
 				Float64("in_group_std", met["rollout/in_group_std"]).Float64("entropy", met["actor/entropy_loss"]).
 				Float64("grad_norm", met["actor/grad_norm"]).
@@ -200,12 +226,21 @@ func (r *Run) Execute(resume bool) error {
 				return err
 			}
 		}
+		if comm != nil && (done || r.CheckEvery > 0 && (step+1)%r.CheckEvery == 0) {
+			sum, err := r.Trainer.CheckReplicas()
+			if err != nil {
+				return fmt.Errorf("after step %d: %w", step+1, err)
+			}
+			log.Info().Int("step", step+1).Int("ranks", comm.World()).Str("checksum", fmt.Sprintf("%016x", sum)).Msg("weights identical on every rank")
+		}
 		if r.Cfg.SaveEvery > 0 && (step+1)%r.Cfg.SaveEvery == 0 || done {
-			if _, err := r.Trainer.SaveCheckpoint(ckRoot, step+1); err != nil {
+			if err := r.save(ckRoot, step+1); err != nil {
 				return err
 			}
-			r.refreshReport()
 		}
+	}
+	if !comm.Main() {
+		return nil
 	}
 	exp := filepath.Join(r.Dir, "export")
 	if err := model.Export(r.Trainer.Actor.Cfg, r.Trainer.Actor.Params(), exp, model.ExportOptions{DType: r.Trainer.Actor.DType, TokenizerFrom: r.Model}); err != nil {
@@ -214,6 +249,19 @@ func (r *Run) Execute(resume bool) error {
 	log.Info().Str("export", exp).Msg("policy exported in HuggingFace layout")
 	r.refreshReport()
 	return nil
+}
+
+// save writes a checkpoint (rank 0) and refreshes the report; the other
+// ranks wait for it, so a job that stops next has it on disk.
+func (r *Run) save(root string, step int) error {
+	comm := r.Trainer.Dist
+	if comm.Main() {
+		if _, err := r.Trainer.SaveCheckpoint(root, step); err != nil {
+			return err
+		}
+		r.refreshReport()
+	}
+	return comm.Barrier(fmt.Sprintf("waiting for rank 0's checkpoint of step %d", step))
 }
 
 // refreshReport rewrites report.html; a failure is logged, never fatal: the
@@ -245,11 +293,19 @@ func (r *Run) writeInfo() error {
 // writes val-env/ metrics and the trajectories.
 func (r *Run) validate(step int) error {
 	t0 := time.Now()
-	trajs, m, err := validationRollout(r.Trainer.Actor, r.Trainer.Tok, r.Val, r.Cfg, "")
+	local, _, err := validationRollout(r.Trainer.Actor, r.Trainer.Tok, r.Val, r.Cfg, "")
 	if err != nil {
 		return fmt.Errorf("validation at step %d: %w", step, err)
 	}
+	trajs, err := r.Trainer.gatherTrajectories(local)
+	if err != nil {
+		return fmt.Errorf("validation at step %d: %w", step, err)
+	}
+	m := rollout.ComputeMetrics(trajs, r.Val.Config().GroupSize)
 	r.LastVal = m
+	if !r.Trainer.Dist.Main() {
+		return nil
+	}
 	met := map[string]float64{"step": float64(step), "timing_s/testing": time.Since(t0).Seconds()}
 	for k, v := range m {
 		met["val-env/"+k] = v
@@ -276,6 +332,9 @@ func (r *Run) validate(step int) error {
 // step's grad norm, an undefined explained variance) are written as null,
 // which JSON can hold and NaN cannot.
 func (r *Run) write(met map[string]float64) error {
+	if r.metrics == nil { // not rank 0
+		return nil
+	}
 	out := make(map[string]any, len(met))
 	for k, v := range met {
 		out[k] = jsonNumber(v)

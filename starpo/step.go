@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/ragen-go/ragen/dist"
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo/advantage"
@@ -70,9 +71,14 @@ type Trainer struct {
 	ActorLR   optim.Schedule // learning rate per training step; zero value = keep the optimiser's
 	CriticLR  optim.Schedule
 
-	// OnRollout, when set, sees each step's trajectories (all of them,
-	// before the filter) before the update, e.g. to write them to disk.
+	// OnRollout, when set, sees each step's trajectories (all of them, of
+	// every rank, before the filter) before the update, e.g. to write them
+	// to disk.
 	OnRollout func(step int, trajs []rollout.Trajectory) error
+
+	// Dist is the data-parallel job this trainer is a rank of (see dp.go);
+	// nil trains alone. Envs then holds this rank's shard.
+	Dist *dist.Comm
 }
 
 // Step runs one training step: rollout, score normalisation, StarPO-S
@@ -91,15 +97,19 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	gen := t.Cfg.Gen
 	gen.Seed += int64(step) * 1_000_003
 	generate, release := NewGenerator(t.Actor, t.Tok, gen)
-	trajs, rm, err := t.Envs.Run(generate)
+	local, _, err := t.Envs.Run(generate)
 	release()
 	if err != nil {
 		return nil, err
 	}
-	for k, v := range rm {
+	genS := time.Since(t0).Seconds()
+	trajs, err := t.gatherTrajectories(local)
+	if err != nil {
+		return nil, err
+	}
+	for k, v := range rollout.ComputeMetrics(trajs, rc.GroupSize) {
 		met["train/"+k] = v
 	}
-	genS := time.Since(t0).Seconds()
 	met["timing_s/gen"] = genS
 	genTokens := 0
 	for _, tr := range trajs {
@@ -112,7 +122,7 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 		}
 	}
 
-	rewards, b, err := t.selectKept(trajs, met)
+	rewards, b, err := t.selectKept(trajs, local, met)
 	if err != nil {
 		return nil, err
 	}
@@ -137,18 +147,31 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	case "gae":
 		oldV = t.values(b)
 		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
-		if adv, err = advantage.WhitenMasked(adv, b.resp); err != nil {
+		if adv, err = advantage.WhitenMaskedAcross(adv, b.resp, t.sum("advantage whitening")); err != nil {
 			return nil, err
 		}
-		met["critic/vf_explained_var"] = explainedVariance(returns, oldV, b.resp)
-		met["critic/values/mean"] = maskedMean(oldV, b.resp)
+		if met["critic/vf_explained_var"], err = explainedVariance(returns, oldV, b.resp, t.sum("explained variance")); err != nil {
+			return nil, err
+		}
+		if met["critic/values/mean"], err = maskedMean(oldV, b.resp, t.sum("value mean")); err != nil {
+			return nil, err
+		}
 	default:
 		return nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
 	}
-	met["critic/advantages/mean"], met["critic/returns/mean"] = maskedMean(adv, b.resp), maskedMean(returns, b.resp)
+	if met["critic/advantages/mean"], err = maskedMean(adv, b.resp, t.sum("advantage mean")); err != nil {
+		return nil, err
+	}
+	if met["critic/returns/mean"], err = maskedMean(returns, b.resp, t.sum("return mean")); err != nil {
+		return nil, err
+	}
 	met["timing_s/adv"] = time.Since(t2).Seconds()
 
+	// Throughput of the whole job: every rank's tokens over this rank's time.
 	tokens := float64(b.tokens() * max(1, t.Cfg.Epochs))
+	if err := t.Dist.Sum("token count", &tokens); err != nil {
+		return nil, err
+	}
 	var updS float64
 	if t.Cfg.AdvEstimator == "gae" {
 		t3 := time.Now()
@@ -174,11 +197,14 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 }
 
 // selectKept normalises the scores, applies the StarPO-S filter and places
-// the rewards of the kept trajectories in response coordinates.
-func (t *Trainer) selectKept(trajs []rollout.Trajectory, met map[string]float64) ([][]float64, *batch, error) {
+// the rewards of the kept trajectories in response coordinates. all is
+// every rank's trajectories in env-id order, local this rank's: the
+// normalisation and the filter see all groups, and the batch holds this
+// rank's kept ones.
+func (t *Trainer) selectKept(all, local []rollout.Trajectory, met map[string]float64) ([][]float64, *batch, error) {
 	rc := t.Envs.Config()
-	scores, groups := make([]float64, len(trajs)), make([]int, len(trajs))
-	for i, tr := range trajs {
+	scores, groups := make([]float64, len(all)), make([]int, len(all))
+	for i, tr := range all {
 		scores[i], groups[i] = tr.Score, tr.GroupID
 		if t.Cfg.UseTurnScores {
 			scores[i] = sum(tr.TurnRewards)
@@ -199,17 +225,23 @@ func (t *Trainer) selectKept(trajs []rollout.Trajectory, met map[string]float64)
 	for k, v := range fs.Metrics() {
 		met[k] = v
 	}
-	var kept []rollout.Trajectory
+	score := map[int]float64{} // env id → normalised score, of kept trajectories
 	var keptScores []float64
 	for _, r := range advantage.Rows(keep, rc.GroupSize) {
-		kept = append(kept, trajs[r])
+		score[all[r].EnvID] = scores[r]
 		keptScores = append(keptScores, scores[r])
+	}
+	var kept []rollout.Trajectory
+	for _, tr := range local {
+		if _, ok := score[tr.EnvID]; ok {
+			kept = append(kept, tr)
+		}
 	}
 	b := newBatch(kept)
 	rewards := make([][]float64, b.B)
 	for i, tr := range kept {
 		if !t.Cfg.UseTurnScores {
-			rewards[i] = advantage.PlaceScore(b.resp[i], keptScores[i])
+			rewards[i] = advantage.PlaceScore(b.resp[i], score[tr.EnvID])
 			continue
 		}
 		if rewards[i], err = advantage.PlaceTurnRewards(b.resp[i], b.turnEnds[i], tr.TurnRewards); err != nil {
@@ -217,7 +249,7 @@ func (t *Trainer) selectKept(trajs []rollout.Trajectory, met map[string]float64)
 		}
 	}
 	met["critic/score/mean"] = advantage.Mean(keptScores)
-	met["train/kept_trajectories"] = float64(b.B)
+	met["train/kept_trajectories"] = float64(len(keptScores))
 	return rewards, b, nil
 }
 

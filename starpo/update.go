@@ -1,7 +1,9 @@
 package starpo
 
 import (
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -30,27 +32,40 @@ func split(lo, hi, size int) []span {
 
 // optimiserSteps runs Epochs passes over the batch in mini-batches; each
 // mini-batch accumulates micro-batch gradients (fn gets the micro-batch and
-// the number of micro-batches in its mini-batch, to scale the loss by, and
-// returns the micro-batch's loss value) and then takes one optimiser step.
+// the number of micro-batches in its mini-batch, over all ranks, to scale
+// the loss by, and returns the micro-batch's loss value) and then takes one
+// optimiser step, after summing the gradients across ranks (Trainer.Dist).
 // The step is skipped, its gradients zeroed, when the gradient norm is not
 // finite (as verl does) and also when the loss is not finite: a NaN loss
 // can come with finite gradients (clamp passes no gradient at NaN), which
-// would train on garbage. It returns the gradient norms (NaN for a step
-// skipped on its loss) and the skipped-step count.
+// would train on garbage. Both tests see all ranks' values, so every rank
+// decides alike. It returns the gradient norms (NaN for a step skipped on
+// its loss) and the skipped-step count.
 func (t *Trainer) optimiserSteps(b *batch, opt *optim.AdamW, clip float64, fn func(mb span, n int) (float64, error)) (norms []float64, skipped int, err error) {
+	globalB := float64(b.B)
+	if err := t.Dist.Sum("batch size", &globalB); err != nil {
+		return nil, 0, err
+	}
 	for range max(1, t.Cfg.Epochs) {
-		for _, mini := range split(0, b.B, t.Cfg.MiniBatch) {
+		for _, mini := range t.miniBatches(b.B, int(globalB)) {
 			if err := opt.ZeroGrad(); err != nil {
 				return nil, 0, err
 			}
 			micro := split(mini.lo, mini.hi, max(1, t.Cfg.MicroBatch))
+			n := float64(len(micro))
+			if err := t.Dist.Sum("micro-batch count", &n); err != nil {
+				return nil, 0, err
+			}
 			lossSum := 0.0
 			for _, mb := range micro {
-				l, err := fn(mb, len(micro))
+				l, err := fn(mb, int(n))
 				if err != nil {
 					return nil, 0, err
 				}
 				lossSum += l
+			}
+			if err := t.Dist.Sum("loss", &lossSum); err != nil {
+				return nil, 0, err
 			}
 			if math.IsNaN(lossSum) || math.IsInf(lossSum, 0) {
 				if err := opt.ZeroGrad(); err != nil {
@@ -58,6 +73,9 @@ func (t *Trainer) optimiserSteps(b *batch, opt *optim.AdamW, clip float64, fn fu
 				}
 				norms, skipped = append(norms, math.NaN()), skipped+1
 				continue
+			}
+			if err := t.allReduceGrads(opt.Params()); err != nil {
+				return nil, 0, err
 			}
 			norm, stepped, err := optim.StepIfFinite(opt, clip)
 			if err != nil {
@@ -167,6 +185,9 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 	if err != nil {
 		return err
 	}
+	if err := t.Dist.Sum("critic metrics", &vf, &clip); err != nil {
+		return err
+	}
 	k := float64(len(norms))
 	met["critic/vf_loss"], met["critic/vf_clipfrac"] = vf/k, clip/k
 	met["critic/grad_norm"], met["critic/step_skipped"] = advantage.Mean(norms), float64(skipped)
@@ -178,8 +199,16 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	if t.ActorLR.Kind != "" {
 		t.ActorOpt.SetLR(t.ActorLR.LR(step))
 	}
-	sums := map[string]float64{}
 	useKL := t.Cfg.UseKLLoss && refLogp != nil
+	// Every rank reports every key, even one without rows this step, so
+	// the sums line up across ranks.
+	sums := map[string]float64{"actor/entropy_loss": 0}
+	for k := range (loss.PolicyMetrics{}).Metrics() {
+		sums[k] = 0
+	}
+	if useKL {
+		sums["actor/kl_loss"] = 0
+	}
 	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.GradClip, func(mb span, n int) (float64, error) {
 		var s torchrt.Scope
 		defer s.Drop()
@@ -226,9 +255,17 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	if err != nil {
 		return err
 	}
+	names := slices.Sorted(maps.Keys(sums))
+	vals := make([]float64, len(names))
+	for i, name := range names {
+		vals[i] = sums[name]
+	}
+	if err := t.Dist.SumSlice("actor metrics", vals); err != nil {
+		return err
+	}
 	k := float64(len(norms))
-	for name, v := range sums {
-		met[name] = v / k
+	for i, name := range names {
+		met[name] = vals[i] / k
 	}
 	if useKL {
 		met["actor/kl_coef"] = t.Cfg.KLLossCoef
@@ -237,8 +274,9 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	return nil
 }
 
-// maskedMean is the mean of x over the positions where mask is 1.
-func maskedMean(x, mask [][]float64) float64 {
+// maskedMean is the mean of x over the positions where mask is 1, over
+// all ranks (sum nil: this process's batch).
+func maskedMean(x, mask [][]float64, sum func(v ...*float64) error) (float64, error) {
 	var s, n float64
 	for i := range x {
 		for j, m := range mask[i] {
@@ -246,14 +284,19 @@ func maskedMean(x, mask [][]float64) float64 {
 			n += m
 		}
 	}
-	return s / math.Max(n, 1)
+	if sum != nil {
+		if err := sum(&s, &n); err != nil {
+			return 0, err
+		}
+	}
+	return s / math.Max(n, 1), nil
 }
 
-// explainedVariance is 1 − Var(R − V)/Var(R) over the trained positions:
-// how much of the returns the critic's values (before the update) explain
-// (verl's critic/vf_explained_var). 1 is perfect, ≤ 0 no better than the
-// mean; NaN when the returns do not vary.
-func explainedVariance(returns, values, mask [][]float64) float64 {
+// explainedVariance is 1 − Var(R − V)/Var(R) over the trained positions of
+// all ranks: how much of the returns the critic's values (before the
+// update) explain (verl's critic/vf_explained_var). 1 is perfect, ≤ 0 no
+// better than the mean; NaN when the returns do not vary.
+func explainedVariance(returns, values, mask [][]float64, sum func(v ...*float64) error) (float64, error) {
 	var r, d, rr, dd, n float64
 	for i := range returns {
 		for j, m := range mask[i] {
@@ -264,12 +307,17 @@ func explainedVariance(returns, values, mask [][]float64) float64 {
 			r, rr, d, dd, n = r+returns[i][j], rr+returns[i][j]*returns[i][j], d+e, dd+e*e, n+1
 		}
 	}
+	if sum != nil {
+		if err := sum(&r, &rr, &d, &dd, &n); err != nil {
+			return 0, err
+		}
+	}
 	if n == 0 {
-		return math.NaN()
+		return math.NaN(), nil
 	}
 	varR, varD := rr/n-(r/n)*(r/n), dd/n-(d/n)*(d/n)
 	if varR <= 1e-12 {
-		return math.NaN()
+		return math.NaN(), nil
 	}
-	return 1 - varD/varR
+	return 1 - varD/varR, nil
 }

@@ -87,7 +87,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	rlDir := filepath.Join(out, "rl")
-	run, err := starpo.NewRun(cfg, sft.Export, rlDir, opts)
+	run, err := starpo.NewRun(cfg, sft.Export, rlDir, opts, nil)
 	if err != nil {
 		return err
 	}

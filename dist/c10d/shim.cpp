@@ -194,7 +194,9 @@ char *rg_broadcast(rg_group g, void **tensors, int n, int root) {
     c10d::BroadcastOptions o;
     o.rootRank = root;
     for (int i = 0; i < n; i++) {
-      std::vector<at::Tensor> ts{tensor(tensors[i])};
+      // detach: parameters require grad, and the copy is not a step
+      // autograd should see (it shares the storage, so the write lands).
+      std::vector<at::Tensor> ts{tensor(tensors[i]).detach()};
       wait(static_cast<Group *>(g)->pg->broadcast(ts, o));
     }
   });

@@ -44,11 +44,17 @@ type Threads struct {
 // fastest with OpenMP at 1 thread and OpenBLAS at all cores (368 GFLOP/s
 // against 312 when both pools spin on the same cores). $RAGEN_TORCH_THREADS
 // and $RAGEN_BLAS_THREADS override them; on a GPU the torch pool keeps all
-// cores.
+// cores. The ranks of a job on one machine ($LOCAL_WORLD_SIZE) split them.
 func ConfigureThreads(gpu bool) (Threads, error) {
-	torchN, blasN := 1, runtime.NumCPU()
+	cores := runtime.NumCPU()
+	// Several ranks of a data-parallel job on one machine share its cores
+	// (LOCAL_WORLD_SIZE, set by torchrun and ragen launch).
+	if n, err := envInt("LOCAL_WORLD_SIZE", 1); err == nil && n > 1 {
+		cores = max(1, cores/n)
+	}
+	torchN, blasN := 1, cores
 	if gpu {
-		torchN = runtime.NumCPU()
+		torchN = cores
 	}
 	var err error
 	if torchN, err = envInt("RAGEN_TORCH_THREADS", torchN); err != nil {

@@ -15,21 +15,33 @@ import (
 // which every masked loss then ignores), so the result does not depend on
 // what x holds outside the mask. Fewer than two trained positions is an
 // error, as in verl. Shapes that differ from mask's panic.
-func WhitenMasked(x, mask [][]float64) ([][]float64, error) {
+func WhitenMasked(x, mask [][]float64) ([][]float64, error) { return WhitenMaskedAcross(x, mask, nil) }
+
+// WhitenMaskedAcross is WhitenMasked with μ and σ² taken over a batch
+// split across data-parallel processes: sum adds its arguments over all of
+// them in place (nil: this process holds the whole batch). Two passes, as
+// above, so the result equals WhitenMasked of the joined batch.
+func WhitenMaskedAcross(x, mask [][]float64, sum func(v ...*float64) error) ([][]float64, error) {
 	checkShape("advantage.WhitenMasked", "x", x, mask)
-	n, sum := 0, 0.0
+	if sum == nil {
+		sum = func(...*float64) error { return nil }
+	}
+	n, total := 0.0, 0.0
 	for b, m := range mask {
 		for t, w := range m {
 			if w != 0 {
 				n++
-				sum += x[b][t]
+				total += x[b][t]
 			}
 		}
 	}
-	if n < 2 {
-		return nil, fmt.Errorf("whitening needs at least 2 trained positions, the mask has %d", n)
+	if err := sum(&n, &total); err != nil {
+		return nil, err
 	}
-	mu := sum / float64(n)
+	if n < 2 {
+		return nil, fmt.Errorf("whitening needs at least 2 trained positions, the mask has %d", int(n))
+	}
+	mu := total / n
 	ss := 0.0
 	for b, m := range mask {
 		for t, w := range m {
@@ -38,7 +50,10 @@ func WhitenMasked(x, mask [][]float64) ([][]float64, error) {
 			}
 		}
 	}
-	inv := 1 / math.Sqrt(ss/float64(n-1)+1e-8)
+	if err := sum(&ss); err != nil {
+		return nil, err
+	}
+	inv := 1 / math.Sqrt(ss/(n-1)+1e-8)
 	out := make([][]float64, len(mask))
 	for b, m := range mask {
 		out[b] = make([]float64, len(m))
