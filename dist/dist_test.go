@@ -23,6 +23,7 @@ import (
 var workers = map[string]func(c *Comm) error{
 	"collectives": collectivesWorker,
 	"die":         dieWorker,
+	"stall":       stallWorker,
 }
 
 func TestMain(m *testing.M) {
@@ -39,7 +40,11 @@ func runWorker(name string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
-	c, err := Init(e, Options{Timeout: 30 * time.Second})
+	timeout := 30 * time.Second
+	if v := os.Getenv("RAGEN_DIST_TEST_TIMEOUT"); v != "" {
+		timeout, _ = time.ParseDuration(v)
+	}
+	c, err := Init(e, Options{Timeout: timeout})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -70,7 +75,7 @@ type result struct {
 }
 
 // spawn runs worker on n ranks and waits for all of them.
-func spawn(t *testing.T, n int, worker string) []result {
+func spawn(t *testing.T, n int, worker string, env ...string) []result {
 	t.Helper()
 	port := freePort(t)
 	res := make([]result, n)
@@ -79,6 +84,7 @@ func spawn(t *testing.T, n int, worker string) []result {
 		cmd := exec.Command(os.Args[0], "-test.run=^$")
 		cmd.Env = append(os.Environ(), "RAGEN_DIST_WORKER="+worker, "RANK="+strconv.Itoa(r), "LOCAL_RANK="+strconv.Itoa(r),
 			"WORLD_SIZE="+strconv.Itoa(n), "MASTER_ADDR=127.0.0.1", "MASTER_PORT="+strconv.Itoa(port))
+		cmd.Env = append(cmd.Env, env...)
 		wg.Go(func() {
 			start := time.Now()
 			out, err := cmd.CombinedOutput()
@@ -210,6 +216,16 @@ func dieWorker(c *Comm) error {
 	}
 }
 
+// stallWorker: the last rank stops answering (alive, but busy for longer
+// than the group's timeout); the others' next collective must time out.
+func stallWorker(c *Comm) error {
+	if c.Rank() == c.World()-1 {
+		time.Sleep(8 * time.Second)
+		return nil
+	}
+	return c.SumSlice("sum", []float64{1})
+}
+
 func TestCollectives(t *testing.T) {
 	for _, n := range []int{2, 4} {
 		t.Run(fmt.Sprintf("ranks=%d", n), func(t *testing.T) {
@@ -267,4 +283,18 @@ func TestEnvFrom(t *testing.T) {
 			t.Errorf("%v: error %v", bad, err)
 		}
 	}
+}
+
+// A rank that stops answering makes the others fail once the group's
+// timeout (--dist-timeout in ragen train) has passed.
+func TestRankTimeout(t *testing.T) {
+	res := spawn(t, 2, "stall", "RAGEN_DIST_TEST_TIMEOUT=3s")
+	x := res[0]
+	if x.code != 1 || !strings.Contains(x.out, "timed out") && !strings.Contains(x.out, "Timed out") {
+		t.Fatalf("rank 0: exit %d, output:\n%s", x.code, x.out)
+	}
+	if x.elapsed > 15*time.Second {
+		t.Errorf("rank 0 took %v to time out at 3 s", x.elapsed)
+	}
+	t.Logf("rank 0 gave up after %v: %s", x.elapsed.Round(time.Millisecond), strings.TrimSpace(x.out))
 }
