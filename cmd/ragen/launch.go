@@ -49,6 +49,9 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 	if _, ok := commands[cmdArgs[0]]; !ok {
 		return fmt.Errorf("unknown command %q to launch; run 'ragen help' for the list", cmdArgs[0])
 	}
+	if !dataParallel[cmdArgs[0]] {
+		return fmt.Errorf("%q does not run data-parallel (only train does): run it as one process", cmdArgs[0])
+	}
 	self, err := os.Executable()
 	if err != nil {
 		return fmt.Errorf("finding this binary to launch: %w", err)
@@ -59,6 +62,19 @@ func runLaunch(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return launch(self, cmdArgs, *nproc, *addr, *port, *grace, stdout, stderr)
+}
+
+// dataParallel are the commands that join a job; the others would run N
+// copies writing the same files.
+var dataParallel = map[string]bool{"train": true}
+
+// singleProcess refuses to run command name as one rank of a job (under
+// torchrun or srun), where every copy would write the same files.
+func singleProcess(name string) error {
+	if v := os.Getenv("WORLD_SIZE"); v != "" && v != "1" {
+		return fmt.Errorf("%s runs as one process, but WORLD_SIZE=%s is set (only train runs data-parallel)", name, v)
+	}
+	return nil
 }
 
 // freePort asks the kernel for a port on addr nobody listens on now.

@@ -241,10 +241,16 @@ func TestLaunchBadInput(t *testing.T) {
 		{[]string{"--nproc", "2", "fly"}, `unknown command "fly"`},
 		{[]string{"--master-port", "70000", "train"}, "--master-port 70000 is not a TCP port"},
 		{[]string{"launch"}, "cannot launch itself"},
+		{[]string{"sft", "--model", "x"}, `"sft" does not run data-parallel`},
 	} {
 		code, out := launchCmd(t, tc.args...)
 		if code == 0 || !strings.Contains(out, tc.want) {
 			t.Errorf("launch %v: exit %d, output %q, want %q", tc.args, code, out, tc.want)
 		}
+	}
+	t.Setenv("WORLD_SIZE", "2")
+	var out, errb strings.Builder
+	if code := runMain([]string{"sft", "--model", "x"}, &out, &errb); code == 0 || !strings.Contains(errb.String(), "sft runs as one process, but WORLD_SIZE=2 is set") {
+		t.Errorf("sft under WORLD_SIZE=2: exit %d, %q", code, errb.String())
 	}
 }

@@ -43,6 +43,9 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	if err := singleProcess("quickstart"); err != nil {
+		return err
+	}
 	cfg, out, err := rf.load("")
 	if err != nil {
 		return err

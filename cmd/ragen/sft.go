@@ -20,6 +20,9 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
+	if err := singleProcess("sft"); err != nil {
+		return err
+	}
 	cfg, out, opts, err := rf.loadFor(*dir, "-sft")
 	if err != nil {
 		return err
