@@ -24,6 +24,7 @@ var workers = map[string]func(c *Comm) error{
 	"collectives": collectivesWorker,
 	"die":         dieWorker,
 	"stall":       stallWorker,
+	"gradbench":   gradBenchWorker,
 }
 
 func TestMain(m *testing.M) {
@@ -58,7 +59,7 @@ func runWorker(name string) int {
 }
 
 // FreePort is a TCP port on loopback nobody listens on now.
-func freePort(t *testing.T) int {
+func freePort(t testing.TB) int {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -75,7 +76,7 @@ type result struct {
 }
 
 // spawn runs worker on n ranks and waits for all of them.
-func spawn(t *testing.T, n int, worker string, env ...string) []result {
+func spawn(t testing.TB, n int, worker string, env ...string) []result {
 	t.Helper()
 	port := freePort(t)
 	res := make([]result, n)
@@ -297,4 +298,63 @@ func TestRankTimeout(t *testing.T) {
 		t.Errorf("rank 0 took %v to time out at 3 s", x.elapsed)
 	}
 	t.Logf("rank 0 gave up after %v: %s", x.elapsed.Round(time.Millisecond), strings.TrimSpace(x.out))
+}
+
+// gradBenchWorker sums the gradients of a 46M-parameter model's worth of
+// tensors (the starpo 50M preset's shapes, rounded) a few times and prints
+// the mean seconds per all-reduce.
+func gradBenchWorker(c *Comm) error {
+	var params []*ts.Tensor
+	for i := range 12 * 9 { // 12 layers × 9 tensors of ~0.4M
+		n := int64(393216)
+		if i == 0 {
+			n = 748 * 512 // embeddings
+		}
+		p := ts.MustZeros([]int64{n}, gotch.Float, gotch.CPU).MustSetRequiresGrad(true, true)
+		defer p.MustDrop()
+		l := p.MustSum(gotch.Float, false)
+		l.MustBackward()
+		l.MustDrop()
+		params = append(params, p)
+	}
+	const reps = 5
+	if err := c.AllReduceGrads(params); err != nil { // warm-up: connections, buffers
+		return err
+	}
+	start := time.Now()
+	for range reps {
+		if err := c.AllReduceGrads(params); err != nil {
+			return err
+		}
+	}
+	bytes := 0
+	for _, p := range params {
+		bytes += int(p.Numel()) * 4
+	}
+	fmt.Printf("seconds/allreduce %.6f MB %d\n", time.Since(start).Seconds()/reps, bytes>>20)
+	return nil
+}
+
+// BenchmarkAllReduceGrads2Ranks: the bucketed gradient sum of two ranks on
+// loopback Gloo, for ~45M fp32 parameters (s/op is one all-reduce):
+//
+//	go test -run '^$' -bench AllReduceGrads ./dist/
+func BenchmarkAllReduceGrads2Ranks(b *testing.B) {
+	var secs float64
+	for range b.N {
+		res := spawn(b, 2, "gradbench")
+		for r, x := range res {
+			if x.code != 0 {
+				b.Fatalf("rank %d: exit %d: %s", r, x.code, x.out)
+			}
+		}
+		var s float64
+		var mb int
+		if _, err := fmt.Sscanf(res[0].out, "seconds/allreduce %f MB %d", &s, &mb); err != nil {
+			b.Fatalf("rank 0 printed %q: %v", res[0].out, err)
+		}
+		secs += s
+		b.ReportMetric(float64(mb), "MB")
+	}
+	b.ReportMetric(secs/float64(b.N), "s/allreduce")
 }
