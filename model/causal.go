@@ -23,7 +23,8 @@ type CausalLM struct {
 
 // Logits maps hidden states [B, T, d] to logits [B, T, V] in fp32.
 func (m *CausalLM) Logits(hidden *ts.Tensor) *ts.Tensor {
-	l := must(ts.Linear(hidden, m.LMHead, ts.None))
+	head := Linear{Weight: m.LMHead}
+	l := head.Forward(hidden)
 	if l.DType() != floatDType {
 		l = must(l.Totype(floatDType, true))
 	}
