@@ -140,24 +140,17 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	}
 
 	t2 := time.Now()
-	var adv, returns, oldV [][]float64
-	switch t.Cfg.AdvEstimator {
-	case "grpo":
-		adv, returns = advantage.GRPOOutcome(rewards, b.resp)
-	case "gae":
-		oldV = t.values(b)
-		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
-		if adv, err = advantage.WhitenMaskedAcross(adv, b.resp, t.sum("advantage whitening")); err != nil {
-			return nil, err
-		}
+	adv, returns, oldV, err := t.advantages(rewards, b)
+	if err != nil {
+		return nil, err
+	}
+	if oldV != nil {
 		if met["critic/vf_explained_var"], err = explainedVariance(returns, oldV, b.resp, t.sum("explained variance")); err != nil {
 			return nil, err
 		}
 		if met["critic/values/mean"], err = maskedMean(oldV, b.resp, t.sum("value mean")); err != nil {
 			return nil, err
 		}
-	default:
-		return nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
 	}
 	if met["critic/advantages/mean"], err = maskedMean(adv, b.resp, t.sum("advantage mean")); err != nil {
 		return nil, err
@@ -194,6 +187,26 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	mem := torchrt.ReadMemory()
 	met["perf/memory_mb"], met["perf/max_memory_mb"] = float64(mem.Resident)/(1<<20), float64(mem.Peak)/(1<<20)
 	return met, nil
+}
+
+// advantages are the kept trajectories' advantages and returns in response
+// coordinates: GRPO's, or GAE's on the critic's values (oldV, nil for GRPO)
+// with the advantages whitened over every rank's batch.
+func (t *Trainer) advantages(rewards [][]float64, b *batch) (adv, returns, oldV [][]float64, err error) {
+	switch t.Cfg.AdvEstimator {
+	case "grpo":
+		adv, returns = advantage.GRPOOutcome(rewards, b.resp)
+		return adv, returns, nil, nil
+	case "gae":
+		if t.Critic == nil {
+			return nil, nil, nil, fmt.Errorf("advantage estimator gae needs the critic")
+		}
+		oldV = t.values(b)
+		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
+		adv, err = advantage.WhitenMaskedAcross(adv, b.resp, t.sum("advantage whitening"))
+		return adv, returns, oldV, err
+	}
+	return nil, nil, nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
 }
 
 // selectKept normalises the scores, applies the StarPO-S filter and places
