@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: deps build test train bench clean
+.PHONY: deps build test train bench bench-go clean
 
 deps:
 	@scripts/deps.sh
@@ -15,7 +15,19 @@ build: deps
 test: deps
 	$(GO) test -count=1 -timeout 60m ./...
 
-bench: deps
+# make bench: `ragen bench` on the 50M preset (matmul peak, prefill, decode,
+# a Sokoban rollout, the PPO updates), beside the PyTorch baseline when
+# Debian's python3-torch is installed (apt-get install -y
+# --no-install-recommends python3-torch); BENCH_FLAGS adds flags, e.g.
+# BENCH_FLAGS='--soak 10m' or '--dtype bf16'. make bench-go runs the Go
+# micro-benchmarks (go test -bench).
+BENCH_FLAGS ?=
+bench: build
+	@vs=; if /usr/bin/python3 -c 'import torch' 2>/dev/null; then vs=--vs-torch; \
+	else echo "make bench: no python3-torch, so no PyTorch baseline (apt-get install -y --no-install-recommends python3-torch)"; fi; \
+	echo bin/ragen bench --preset 50m $$vs $(BENCH_FLAGS); bin/ragen bench --preset 50m $$vs $(BENCH_FLAGS)
+
+bench-go: deps
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./...
 
 clean:

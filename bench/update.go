@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"maps"
+	"time"
+
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo"
+	"github.com/ragen-go/ragen/starpo/advantage"
+	"github.com/ragen-go/ragen/starpo/config"
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+)
+
+// update times the critic's values, then the actor's and the critic's PPO
+// epochs (StarPO-S with RAGEN's settings, no filter, one mini-batch of all
+// the trajectories) on trajs, through the trainer's own code.
+func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error {
+	o := r.o
+	cfg := config.Default()
+	critic, err := model.LoadValueModel(r.dir, r.place, o.Seed)
+	if err != nil {
+		return err
+	}
+	defer critic.Drop()
+	if err := model.SetTrainable(r.m.Params(), true); err != nil {
+		return err
+	}
+	defer model.SetTrainable(r.m.Params(), false)
+	if err := model.SetTrainable(critic.Params(), true); err != nil {
+		return err
+	}
+	actorOpt, err := optim.NewAdamW(r.m.Params(), optim.DefaultOptions(cfg.Actor.LR))
+	if err != nil {
+		return err
+	}
+	defer actorOpt.Drop()
+	criticOpt, err := optim.NewAdamW(critic.Params(), optim.DefaultOptions(cfg.Critic.LR))
+	if err != nil {
+		return err
+	}
+	defer criticOpt.Drop()
+	sc := starpo.DefaultStepConfig()
+	sc.FilterRatio, sc.MiniBatch, sc.MicroBatch = 1, 0, o.MicroBatch
+	t := &starpo.Trainer{Cfg: sc, Actor: r.m, Critic: critic, Tok: r.tok, Envs: mgr, ActorOpt: actorOpt, CriticOpt: criticOpt}
+
+	r.o.logf("update: critic values of %d trajectories", len(trajs))
+	t0 := time.Now()
+	bb, err := t.PrepareBench(trajs)
+	if err != nil {
+		return err
+	}
+	valuesS := time.Since(t0).Seconds()
+	lengths, trained := rowCounts(bb)
+	tokens := 0
+	for _, n := range lengths {
+		tokens += n
+	}
+	var actorF, criticF float64
+	for i, n := range lengths {
+		actorF += TrainFLOPs(r.m.Cfg, n, trained[i])
+		criticF += TrainFLOPs(r.m.Cfg, n, 0) + CriticHeadFLOPs(r.m.Cfg, n)
+	}
+	req := r.batchRequest(bb, sc, cfg)
+
+	// The baseline's critic starts from our freshly drawn score head.
+	scoreW, scoreB := model.Float32s(critic.Score.Weight), model.Float32s(critic.Score.Bias)
+	for _, side := range []struct {
+		name, label, cmd string
+		flops            float64
+		warm             func() error
+		run              func() (map[string]float64, error)
+		normKey          string
+		extra            map[string]any
+	}{
+		{"update_actor", "update actor (PPO)", "train_actor", actorF,
+			func() error { return warmActor(r.m, actorOpt, bb, o.MicroBatch) },
+			func() (map[string]float64, error) { return t.BenchActor(0, bb) }, "actor/grad_norm", nil},
+		{"update_critic", "update critic (PPO)", "train_critic", criticF,
+			func() error { return warmCritic(critic, criticOpt, bb, o.MicroBatch) },
+			func() (map[string]float64, error) { return t.BenchCritic(0, bb) }, "critic/grad_norm",
+			map[string]any{"score_weight": scoreW, "score_bias": scoreB}},
+	} {
+		r.o.logf("%s: %d trajectories, %d tokens, micro-batch %d", side.label, bb.Rows, tokens, o.MicroBatch)
+		if err := side.warm(); err != nil {
+			return err
+		}
+		w := watchMemory(r.gpu())
+		t1 := time.Now()
+		met, err := side.run()
+		if err != nil {
+			return err
+		}
+		sec := time.Since(t1).Seconds()
+		mem := w.end()
+		res := Result{Name: side.name, Label: side.label, Batch: bb.Rows, Tokens: tokens * max(1, sc.Epochs), FLOPs: side.flops * float64(max(1, sc.Epochs))}
+		res.Ours = measure(sec, res.Tokens, res.FLOPs, r.peakFor())
+		res.Ours.PeakRSS, res.Ours.PeakGPU = mem.PeakRSS, mem.PeakGPU
+		// The mean gradient norm before clipping, on both sides: equal
+		// (to fp32 rounding) when both compute the same loss.
+		res.Details = map[string]float64{"padded_length": float64(bb.Length), "critic_values_seconds": valuesS, "grad_norm": met[side.normKey]}
+		request := map[string]any{"cmd": side.cmd, "batch": req, "warmup": true}
+		maps.Copy(request, side.extra)
+		if err := r.add(res, func() (torchTiming, error) {
+			r.o.logf("%s: PyTorch", side.label)
+			tt, err := r.torch.Run(request)
+			res.Details["torch_grad_norm"] = advantage.Mean(tt.GradNorms)
+			return tt, err
+		}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rowCounts are each row's real tokens and trained positions.
+func rowCounts(bb *starpo.BenchBatch) (lengths, trained []int) {
+	lengths, trained = make([]int, bb.Rows), make([]int, bb.Rows)
+	for i := range bb.Rows {
+		for _, a := range bb.Attn[i*bb.Length : (i+1)*bb.Length] {
+			lengths[i] += int(a)
+		}
+		for _, m := range bb.Resp[i] {
+			if m != 0 {
+				trained[i]++
+			}
+		}
+	}
+	return lengths, trained
+}
+
+// batchRequest is the batch and the update's settings as the baseline
+// takes them (it implements StarPO's token-mean aggregation, the only one
+// the benchmark uses).
+func (r *runner) batchRequest(bb *starpo.BenchBatch, sc starpo.StepConfig, cfg config.Config) map[string]any {
+	return map[string]any{
+		"rows": bb.Rows, "length": bb.Length, "ids": bb.IDs, "attn": bb.Attn,
+		"resp": bb.Resp, "old_logp": bb.OldLogProbs, "adv": bb.Advantages, "returns": bb.Returns, "old_values": bb.OldValues,
+		"micro_batch": sc.MicroBatch, "mini_batch": sc.MiniBatch, "epochs": sc.Epochs,
+		"clip_low": sc.ClipLow, "clip_high": sc.ClipHigh, "clip_c": sc.ClipC, "entropy_coef": sc.EntropyCoef,
+		"value_clip": sc.ValueClip, "grad_clip": sc.GradClip, "critic_grad_clip": sc.CriticGradClip,
+		"actor_lr": cfg.Actor.LR, "critic_lr": cfg.Critic.LR, "weight_decay": cfg.Actor.WeightDecay,
+	}
+}
+
+// The first training pass of a process grows the heap by the activations'
+// size, and the kernel zeroes every new page: on the 50M preset that made
+// the first micro-batch three times slower than the next. Each update is
+// timed after one untimed micro-batch forward and backward (gradients then
+// zeroed), on both sides, so the figures are a training loop's steady state.
+
+func warmActor(m *model.CausalLM, opt *optim.AdamW, bb *starpo.BenchBatch, mb int) (err error) {
+	defer torchrt.Catch(&err, "actor warm-up")
+	var s torchrt.Scope
+	defer s.Drop()
+	ids, attn, resp := microBatch(bb, min(mb, bb.Rows), m.Device, &s)
+	sc, err := m.ScoreForTraining(ids, attn, resp, 0)
+	if err != nil {
+		return err
+	}
+	defer sc.Drop()
+	l := s.Keep(torchrt.Must(s.Keep(torchrt.Must(sc.LogProbs.Mul(resp, false))).Sum(gotch.Float, false)))
+	torchrt.Check(l.Backward())
+	torchrt.Check(sc.Backward())
+	return opt.ZeroGrad()
+}
+
+func warmCritic(c *model.ValueModel, opt *optim.AdamW, bb *starpo.BenchBatch, mb int) (err error) {
+	defer torchrt.Catch(&err, "critic warm-up")
+	var s torchrt.Scope
+	defer s.Drop()
+	ids, attn, _ := microBatch(bb, min(mb, bb.Rows), c.Device, &s)
+	pos := s.Keep(torchrt.Must(model.PositionsFromMask(attn)))
+	bias := s.Keep(torchrt.Must(model.AttentionBias(attn, int64(bb.Length), c.DType)))
+	v := s.Keep(torchrt.Must(c.Values(model.Inputs{IDs: ids, Positions: pos, Bias: bias})))
+	torchrt.Check(s.Keep(torchrt.Must(v.Sum(gotch.Float, false))).Backward())
+	return opt.ZeroGrad()
+}
+
+// microBatch is the first n rows of bb as ids, attention [n, L] and the
+// response mask [n, L−1] on dev.
+func microBatch(bb *starpo.BenchBatch, n int, dev gotch.Device, s *torchrt.Scope) (ids, attn, resp *ts.Tensor) {
+	L := bb.Length
+	ids = s.Keep(torchrt.Matrix(bb.IDs[:n*L], int64(n), int64(L), dev))
+	attn = s.Keep(torchrt.Matrix(bb.Attn[:n*L], int64(n), int64(L), dev))
+	flat := make([]float32, 0, n*(L-1))
+	for _, row := range bb.Resp[:n] {
+		for _, v := range row {
+			flat = append(flat, float32(v))
+		}
+	}
+	return ids, attn, s.Keep(torchrt.Matrix(flat, int64(n), int64(L-1), dev))
+}
