@@ -52,10 +52,46 @@ func (a *Attention) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int
 	return a.O.Forward(out)
 }
 
+// attentionBlock is the query block of the block-causal path: a forward
+// over T ≥ 2·attentionBlock new tokens attends in blocks of this many
+// queries. A variable so that tests can make the blocks small.
+var attentionBlock int64 = 128
+
 // matmulSoftmax is the exact eager path: softmax(q·kᵀ/√hd + bias) in fp32,
-// then ·v. The rep = nH/nKV query heads of each kv head are stacked along
-// the query axis, so the keys are never repeated in memory.
+// then ·v. The bias is causal (query t of T sees no key after S−T+t), as
+// attentionBias builds it, so a long block of queries attends block by
+// block, each over only the keys it may see: the masked upper triangle of
+// the score matrix, which the eager path computes, softmaxes and keeps for
+// backward in full, is skipped block-wise. For a training sequence (T = S)
+// in blocks of 128 that is about 40% fewer attention FLOPs and score
+// memory at 845 tokens. Every real position gets the same result (its
+// skipped scores have weight exp(min − max) = 0 exactly); only a padding
+// query, which sees no key at all and whose output nothing reads, averages
+// over a different set of masked keys.
 func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale float64) *ts.Tensor {
+	if T < 2*attentionBlock {
+		return a.attendBlock(q, k, v, bias, B, T, S, scale)
+	}
+	var s scope
+	defer s.Drop()
+	var outs []*ts.Tensor
+	for t0 := int64(0); t0 < T; t0 += attentionBlock {
+		tc := min(attentionBlock, T-t0)
+		sc := S - T + t0 + tc                             // keys [0, sc) are the block's
+		qc := s.Keep(must(q.Narrow(1, t0, tc, false)))    // [B, tc, nH, hd]
+		kc := s.Keep(must(k.Narrow(2, 0, sc, false)))     // [B, nKV, sc, hd]
+		vc := s.Keep(must(v.Narrow(2, 0, sc, false)))     // [B, nKV, sc, hd]
+		bc := s.Keep(must(bias.Narrow(2, t0, tc, false))) // [B, 1, tc, S]
+		bc = s.Keep(must(bc.Narrow(3, 0, sc, false)))     // [B, 1, tc, sc]
+		outs = append(outs, s.Keep(a.attendBlock(qc, kc, vc, bc, B, tc, sc, scale)))
+	}
+	return must(ts.Cat(outs, 1)) // [B, T, nH·hd]
+}
+
+// attendBlock is matmulSoftmax for T queries over S keys in one piece.
+// The rep = nH/nKV query heads of each kv head are stacked along the query
+// axis, so the keys are never repeated in memory.
+func (a *Attention) attendBlock(q, k, v, bias *ts.Tensor, B, T, S int64, scale float64) *ts.Tensor {
 	var s scope
 	defer s.Drop()
 	nKV, hd := a.NKVHeads, a.HeadDim
@@ -71,7 +107,7 @@ func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale
 	kt := s.Keep(must(k.Transpose(2, 3, false)))                          // [B, nKV, hd, S]
 	scores := s.Keep(must(qg.Matmul(kt, false)))                          // [B, nKV, rep·T, S]
 	scores = s.Keep(must(scores.View([]int64{B, nKV, rep, T, S}, false))) // [B, nKV, rep, T, S]
-	b5 := s.Keep(must(bias.View([]int64{B, 1, 1, T, S}, false)))          // [B, 1, 1, T, S]
+	b5 := s.Keep(must(bias.Unsqueeze(2, false)))                          // [B, 1, 1, T, S]
 	check(scores.Add_(b5))
 	probs := s.Keep(must(scores.Softmax(-1, floatDType, false))) // fp32
 	if dt != floatDType {
