@@ -35,7 +35,7 @@ type Options struct {
 	DecodeTokens  int   // new tokens per sequence
 
 	Temperature float64 // sampling temperature everywhere (RAGEN's rollout: 1)
-	Repeat      int     // runs of each prefill and decode measurement per side, alternating; the fastest counts
+	Repeat      int     // runs of each prefill, decode and update measurement per side, alternating; the fastest counts
 
 	RolloutGroups    int // Sokoban groups (one initial state each)
 	RolloutGroupSize int // environments per group

@@ -18,7 +18,9 @@ import (
 
 // update times the critic's values, then the actor's and the critic's PPO
 // epochs (StarPO-S with RAGEN's settings, no filter, one mini-batch of all
-// the trajectories) on trajs, through the trainer's own code.
+// the trajectories) on trajs, through the trainer's own code, o.Repeat
+// times on each side, alternating; the fastest counts (each repeat is a
+// further optimiser step on the same batch, the same work).
 func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error {
 	o := r.o
 	cfg := config.Default()
@@ -89,28 +91,32 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 		if err := side.warm(); err != nil {
 			return err
 		}
-		w := watchMemory(r.gpu())
-		t1 := time.Now()
-		met, err := side.run()
-		if err != nil {
-			return err
-		}
-		sec := time.Since(t1).Seconds()
-		mem := w.end()
 		res := Result{Name: side.name, Label: side.label, Batch: bb.Rows, Tokens: tokens * max(1, sc.Epochs), FLOPs: side.flops * float64(max(1, sc.Epochs))}
-		res.Ours = measure(sec, res.Tokens, res.FLOPs, r.peakFor())
-		res.Ours.PeakRSS, res.Ours.PeakGPU = mem.PeakRSS, mem.PeakGPU
-		// The mean gradient norm before clipping, on both sides: equal
-		// (to fp32 rounding) when both compute the same loss.
-		res.Details = map[string]float64{"padded_length": float64(bb.Length), "critic_values_seconds": valuesS, "grad_norm": met[side.normKey]}
+		// The mean gradient norm before clipping of the first update on
+		// each side: equal (to fp32 rounding) when both compute the same
+		// loss from the same weights.
+		res.Details = map[string]float64{"padded_length": float64(bb.Length), "critic_values_seconds": valuesS}
 		request := map[string]any{"cmd": side.cmd, "batch": req, "warmup": true}
 		maps.Copy(request, side.extra)
-		if err := r.add(res, func() (torchTiming, error) {
+		err := r.interleave(&res, func() (float64, memoryFigures, error) {
+			w := watchMemory(r.gpu())
+			t1 := time.Now()
+			met, err := side.run()
+			sec := time.Since(t1).Seconds()
+			if _, ok := res.Details["grad_norm"]; !ok {
+				res.Details["grad_norm"] = met[side.normKey]
+			}
+			return sec, w.end(), err
+		}, func() (torchTiming, error) {
 			r.o.logf("%s: PyTorch", side.label)
 			tt, err := r.torch.Run(request)
-			res.Details["torch_grad_norm"] = advantage.Mean(tt.GradNorms)
+			if _, ok := res.Details["torch_grad_norm"]; !ok {
+				res.Details["torch_grad_norm"] = advantage.Mean(tt.GradNorms)
+			}
+			request["warmup"] = false
 			return tt, err
-		}); err != nil {
+		})
+		if err != nil {
 			return err
 		}
 	}

@@ -38,7 +38,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	fs.IntVar(&d.DecodePrompt, "decode-prompt", d.DecodePrompt, "prompt tokens before decoding")
 	fs.IntVar(&d.DecodeTokens, "decode-tokens", d.DecodeTokens, "new tokens per sequence (the first comes from the prefill)")
 	fs.Float64Var(&d.Temperature, "temperature", d.Temperature, "sampling temperature")
-	fs.IntVar(&d.Repeat, "repeat", d.Repeat, "runs of each prefill and decode measurement per side, alternating; the fastest counts")
+	fs.IntVar(&d.Repeat, "repeat", d.Repeat, "runs of each prefill, decode and update measurement per side, alternating; the fastest counts")
 	fs.IntVar(&d.RolloutGroups, "rollout-groups", d.RolloutGroups, "Sokoban groups of the rollout")
 	fs.IntVar(&d.RolloutGroupSize, "rollout-group-size", d.RolloutGroupSize, "environments per group")
 	fs.IntVar(&d.RolloutTurns, "rollout-turns", d.RolloutTurns, "turns per episode")
