@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -107,43 +106,14 @@ func sokobanTexts(base *tokenizer.Tokenizer) ([]string, error) {
 	return starpo.DomainTexts(cfg, base, 256)
 }
 
-// copyTokenizer copies tokenizer.json and, when present,
-// tokenizer_config.json beside it into dir.
+// copyTokenizer copies the tokenizer at tokPath (a tokenizer.json, or
+// its folder) and the tokenizer files beside it into dir.
 func copyTokenizer(tokPath, dir string) error {
 	if st, err := os.Stat(tokPath); err == nil && st.IsDir() {
-		tokPath = filepath.Join(tokPath, "tokenizer.json")
+		return model.CopyTokenizerFiles(tokPath, dir)
 	}
-	for _, name := range []string{filepath.Base(tokPath), "tokenizer_config.json"} {
-		src := filepath.Join(filepath.Dir(tokPath), name)
-		if name != filepath.Base(tokPath) {
-			if _, err := os.Stat(src); err != nil {
-				continue
-			}
-		}
-		dstName := name
-		if src == tokPath {
-			dstName = "tokenizer.json"
-		}
-		if err := copyFile(src, filepath.Join(dir, dstName)); err != nil {
-			return err
-		}
+	if filepath.Base(tokPath) != "tokenizer.json" {
+		return fmt.Errorf("--tokenizer %s: a whole-vocabulary preset takes a file named tokenizer.json, or its folder", tokPath)
 	}
-	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.Create(dst)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return fmt.Errorf("copying %s: %w", src, err)
-	}
-	return out.Close()
+	return model.CopyTokenizerFiles(filepath.Dir(tokPath), dir)
 }

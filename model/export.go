@@ -93,7 +93,7 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 		return err
 	}
 	if o.TokenizerFrom != "" {
-		if err := copyTokenizerFiles(o.TokenizerFrom, tmp); err != nil {
+		if err := CopyTokenizerFiles(o.TokenizerFrom, tmp); err != nil {
 			return err
 		}
 	}
@@ -105,7 +105,9 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 // (tokenizer.VocabMapFile): it must travel with the weights it describes.
 var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json", "vocab_map.json"}
 
-func copyTokenizerFiles(from, to string) error {
+// CopyTokenizerFiles copies the tokenizer files (tokenizerFiles) that
+// folder from has into folder to.
+func CopyTokenizerFiles(from, to string) error {
 	for _, name := range tokenizerFiles {
 		src := filepath.Join(from, name)
 		if _, err := os.Stat(src); err != nil {
