@@ -39,11 +39,8 @@ func TestBaselineMatchesOurModel(t *testing.T) {
 	tc := startBaseline(t)
 	dir := filepath.Join(t.TempDir(), "tiny")
 	eos := 1
-	cfg := model.Config{
-		ModelType: "qwen2", HiddenSize: 32, IntermediateSize: 48, NumHiddenLayers: 2,
-		NumAttentionHeads: 4, NumKeyValueHeads: 2, RopeTheta: 10000, RMSNormEps: 1e-6,
-		VocabSize: 64, MaxPositionEmbeddings: 128, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
-	}
+	cfg := qwen2(32, 48, 2, 4, 2, 128)
+	cfg.VocabSize, cfg.EOSTokenID = 64, &eos
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 3, Std: 0.2, BiasStd: 0.1, NormNoise: 0.1}); err != nil {
 		t.Fatal(err)
 	}
