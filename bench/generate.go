@@ -182,8 +182,9 @@ func (r *runner) timeDecode(ps [][]int, n int) (float64, memoryFigures, error) {
 	return end.Sub(first).Seconds(), mem, err
 }
 
-// soak decodes batches for o.Soak and follows the resident memory: a leak
-// per op or per step shows as a slope.
+// soak decodes batches for o.Soak and follows the resident memory after
+// each call, with the heap's free pages handed back: a leak per op or per
+// call shows as a slope.
 func (r *runner) soak() error {
 	o := r.o
 	ps := Prompts(o.SoakBatch, o.DecodePrompt, r.m.Cfg.VocabSize, o.Seed)
@@ -202,6 +203,9 @@ func (r *runner) soak() error {
 		s.Iterations++
 		tokens += o.SoakBatch * o.DecodeTokens
 		now := time.Since(t0)
+		// Free pages the allocator keeps for reuse are not a leak: follow
+		// the resident set with them handed back.
+		torchrt.ReleaseFreeMemoryNow()
 		mem := torchrt.ReadMemory().Resident
 		ts, rss = append(ts, now.Minutes()), append(rss, float64(mem))
 		s.MaxRSS = max(s.MaxRSS, mem)

@@ -73,6 +73,7 @@ func (m *CausalLM) Generate(prompts [][]int, o GenerateOptions) (out []Generatio
 		out = m.generate(prompts, L, o)
 		return nil
 	})
+	torchrt.ReleaseFreeMemory()
 	return out, err
 }
 
