@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 )
@@ -69,20 +70,13 @@ func DefaultOptions() Options {
 }
 
 // Has reports whether part p is to run.
-func (o Options) Has(p string) bool {
-	for _, q := range o.Parts {
-		if q == p {
-			return true
-		}
-	}
-	return false
-}
+func (o Options) Has(p string) bool { return slices.Contains(o.Parts, p) }
 
 // Validate names the first option that cannot make a run. Flag names are
 // the command's, so its errors read as the command line does.
 func (o Options) Validate() error {
 	for _, p := range o.Parts {
-		if !contains(AllParts, p) {
+		if !slices.Contains(AllParts, p) {
 			return fmt.Errorf("--parts: %q is not one of %s", p, strings.Join(AllParts, ", "))
 		}
 	}
@@ -135,15 +129,6 @@ func (o Options) Validate() error {
 		return fmt.Errorf("--update-seqs %d is more than the rollout's %d trajectories", o.UpdateSeqs, o.RolloutGroups*o.RolloutGroupSize)
 	}
 	return nil
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 func (o Options) logf(format string, args ...any) {

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"runtime"
 
-	"github.com/sugarme/gotch"
-
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/tokenizer"
@@ -36,7 +34,7 @@ func Run(dir, name string, place model.Options, o Options, baseline *Torch) (*Re
 		return nil, err
 	}
 	defer m.Drop()
-	r := &runner{o: o, dir: dir, place: place, m: m, torch: baseline, dtName: dtypeFlag(place.DType)}
+	r := &runner{o: o, dir: dir, place: place, m: m, torch: baseline, dtName: model.DTypeFlag(place.DType)}
 	c := m.Cfg
 	if _, err := useThreadsFor(place.DType, place.Device); err != nil {
 		return nil, err
@@ -56,7 +54,7 @@ func Run(dir, name string, place model.Options, o Options, baseline *Torch) (*Re
 	}
 	if baseline != nil {
 		o.logf("loading the model in the PyTorch baseline")
-		if err := baseline.Load(dir, r.dtName, torchrt.DeviceName(place.Device), o.Seed, th.Torch); err != nil {
+		if err := baseline.Load(dir, r.dtName, torchrt.DeviceName(place.Device), th.Torch); err != nil {
 			return nil, err
 		}
 		info := baseline.Info
@@ -87,17 +85,6 @@ func Run(dir, name string, place model.Options, o Options, baseline *Torch) (*Re
 		}
 	}
 	return r.rep, nil
-}
-
-// dtypeFlag is the --dtype spelling of a dtype.
-func dtypeFlag(dt gotch.DType) string {
-	switch dt {
-	case gotch.BFloat16:
-		return "bf16"
-	case gotch.Half:
-		return "fp16"
-	}
-	return "fp32"
 }
 
 // peakFor is the measured peak of the run's dtype (0 before the peak part

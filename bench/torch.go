@@ -115,13 +115,13 @@ func truncate(s string) string {
 
 // Load loads the checkpoint folder on the baseline's side, with libtorch's
 // pool at threads (ours), so that the comparison is of implementations.
-func (t *Torch) Load(dir, dtype, device string, seed int64, threads int) error {
+func (t *Torch) Load(dir, dtype, device string, threads int) error {
 	var r struct {
 		Python  string `json:"python"`
 		Torch   string `json:"torch"`
 		Threads int    `json:"threads"`
 	}
-	if err := t.call(map[string]any{"cmd": "load", "model": dir, "dtype": dtype, "device": device, "seed": seed, "threads": threads}, &r); err != nil {
+	if err := t.call(map[string]any{"cmd": "load", "model": dir, "dtype": dtype, "device": device, "threads": threads}, &r); err != nil {
 		return err
 	}
 	t.Info = BaselineInfo{Python: r.Python, Torch: r.Torch, Threads: r.Threads}

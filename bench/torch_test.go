@@ -44,7 +44,7 @@ func TestBaselineMatchesOurModel(t *testing.T) {
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 3, Std: 0.2, BiasStd: 0.1, NormNoise: 0.1}); err != nil {
 		t.Fatal(err)
 	}
-	if err := tc.Load(dir, "fp32", "cpu", 1, 1); err != nil {
+	if err := tc.Load(dir, "fp32", "cpu", 1); err != nil {
 		t.Fatal(err)
 	}
 	prompts := [][]int{{5, 9, 12, 40, 2, 33, 7}, {17, 3, 60}}

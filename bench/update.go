@@ -4,10 +4,6 @@ import (
 	"maps"
 	"time"
 
-	"github.com/sugarme/gotch"
-	"github.com/sugarme/gotch/ts"
-
-	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/advantage"
@@ -74,21 +70,21 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 	for _, side := range []struct {
 		name, label, cmd string
 		flops            float64
-		warm             func() error
+		critic           bool
 		run              func() (map[string]float64, error)
 		normKey          string
 		extra            map[string]any
 	}{
 		{"update_actor", "update actor (PPO)", "train_actor", actorF,
-			func() error { return warmActor(r.m, actorOpt, bb, o.MicroBatch) },
+			false,
 			func() (map[string]float64, error) { return t.BenchActor(0, bb) }, "actor/grad_norm", nil},
 		{"update_critic", "update critic (PPO)", "train_critic", criticF,
-			func() error { return warmCritic(critic, criticOpt, bb, o.MicroBatch) },
+			true,
 			func() (map[string]float64, error) { return t.BenchCritic(0, bb) }, "critic/grad_norm",
 			map[string]any{"score_weight": scoreW, "score_bias": scoreB}},
 	} {
 		r.o.logf("%s: %d trajectories, %d tokens, micro-batch %d", side.label, bb.Rows, tokens, o.MicroBatch)
-		if err := side.warm(); err != nil {
+		if err := t.BenchWarmUp(bb, side.critic); err != nil {
 			return err
 		}
 		res := Result{Name: side.name, Label: side.label, Batch: bb.Rows, Tokens: tokens * max(1, sc.Epochs), FLOPs: side.flops * float64(max(1, sc.Epochs))}
@@ -151,53 +147,4 @@ func (r *runner) batchRequest(bb *starpo.BenchBatch, sc starpo.StepConfig, cfg c
 		"value_clip": sc.ValueClip, "grad_clip": sc.GradClip, "critic_grad_clip": sc.CriticGradClip,
 		"actor_lr": cfg.Actor.LR, "critic_lr": cfg.Critic.LR, "weight_decay": cfg.Actor.WeightDecay,
 	}
-}
-
-// The first training pass of a process grows the heap by the activations'
-// size, and the kernel zeroes every new page: on the 50M preset that made
-// the first micro-batch three times slower than the next. Each update is
-// timed after one untimed micro-batch forward and backward (gradients then
-// zeroed), on both sides, so the figures are a training loop's steady state.
-
-func warmActor(m *model.CausalLM, opt *optim.AdamW, bb *starpo.BenchBatch, mb int) (err error) {
-	defer torchrt.Catch(&err, "actor warm-up")
-	var s torchrt.Scope
-	defer s.Drop()
-	ids, attn, resp := microBatch(bb, min(mb, bb.Rows), m.Device, &s)
-	sc, err := m.ScoreForTraining(ids, attn, resp, 0)
-	if err != nil {
-		return err
-	}
-	defer sc.Drop()
-	l := s.Keep(torchrt.Must(s.Keep(torchrt.Must(sc.LogProbs.Mul(resp, false))).Sum(gotch.Float, false)))
-	torchrt.Check(l.Backward())
-	torchrt.Check(sc.Backward())
-	return opt.ZeroGrad()
-}
-
-func warmCritic(c *model.ValueModel, opt *optim.AdamW, bb *starpo.BenchBatch, mb int) (err error) {
-	defer torchrt.Catch(&err, "critic warm-up")
-	var s torchrt.Scope
-	defer s.Drop()
-	ids, attn, _ := microBatch(bb, min(mb, bb.Rows), c.Device, &s)
-	pos := s.Keep(torchrt.Must(model.PositionsFromMask(attn)))
-	bias := s.Keep(torchrt.Must(model.AttentionBias(attn, int64(bb.Length), c.DType)))
-	v := s.Keep(torchrt.Must(c.Values(model.Inputs{IDs: ids, Positions: pos, Bias: bias})))
-	torchrt.Check(s.Keep(torchrt.Must(v.Sum(gotch.Float, false))).Backward())
-	return opt.ZeroGrad()
-}
-
-// microBatch is the first n rows of bb as ids, attention [n, L] and the
-// response mask [n, L−1] on dev.
-func microBatch(bb *starpo.BenchBatch, n int, dev gotch.Device, s *torchrt.Scope) (ids, attn, resp *ts.Tensor) {
-	L := bb.Length
-	ids = s.Keep(torchrt.Matrix(bb.IDs[:n*L], int64(n), int64(L), dev))
-	attn = s.Keep(torchrt.Matrix(bb.Attn[:n*L], int64(n), int64(L), dev))
-	flat := make([]float32, 0, n*(L-1))
-	for _, row := range bb.Resp[:n] {
-		for _, v := range row {
-			flat = append(flat, float32(v))
-		}
-	}
-	return ids, attn, s.Keep(torchrt.Matrix(flat, int64(n), int64(L-1), dev))
 }

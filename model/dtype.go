@@ -28,6 +28,17 @@ func ParseDType(s string, dev gotch.Device) (gotch.DType, error) {
 	return gotch.Float, fmt.Errorf("dtype %q is not one of auto, fp32, bf16, fp16", s)
 }
 
+// DTypeFlag is the --dtype spelling of a dtype (what ParseDType reads).
+func DTypeFlag(dt gotch.DType) string {
+	switch dt {
+	case gotch.BFloat16:
+		return "bf16"
+	case gotch.Half:
+		return "fp16"
+	}
+	return "fp32"
+}
+
 // DTypeName is the HuggingFace torch_dtype spelling of a dtype.
 func DTypeName(dt gotch.DType) string {
 	switch dt {

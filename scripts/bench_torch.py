@@ -451,7 +451,6 @@ def load(st, req):
         tensors["lm_head.weight"] = tensors["model.embed_tokens.weight"]
     st.actor.load_state_dict(tensors, strict=True)
     st.actor.to(device=st.device, dtype=st.dtype).eval()
-    st.seed = req.get("seed", 1)
     return {"parameters": sum(p.numel() for p in st.actor.parameters()),
             "torch": torch.__version__, "python": sys.version.split()[0],
             "threads": torch.get_num_threads()}

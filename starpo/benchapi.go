@@ -3,6 +3,8 @@ package starpo
 import (
 	"fmt"
 
+	"github.com/sugarme/gotch"
+
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/starpo/rollout"
 )
@@ -57,4 +59,33 @@ func (t *Trainer) BenchCritic(step int, bb *BenchBatch) (metrics map[string]floa
 	}
 	met := map[string]float64{}
 	return met, t.updateCritic(step, bb.b, bb.OldValues, bb.Returns, met)
+}
+
+// BenchWarmUp runs one untimed micro-batch forward and backward of the
+// actor (critic false) or the critic on bb, then zeroes the gradients. The
+// first training pass of a process grows the heap by the activations'
+// size, and the kernel zeroes every new page: on the 50M benchmark preset
+// that made the first micro-batch three times slower than the next, so the
+// benchmark times each update after this, as a training loop's steady
+// state.
+func (t *Trainer) BenchWarmUp(bb *BenchBatch, critic bool) (err error) {
+	defer torchrt.Catch(&err, "update warm-up")
+	var s torchrt.Scope
+	defer s.Drop()
+	mb := span{0, min(max(1, t.Cfg.MicroBatch), bb.Rows)}
+	if critic {
+		v := s.Keep(torchrt.Must(t.Critic.Values(inputs(bb.b, mb, t.Critic.Device, t.Critic.DType, &s))))
+		torchrt.Check(s.Keep(torchrt.Must(v.Sum(gotch.Float, false))).Backward())
+		return t.CriticOpt.ZeroGrad()
+	}
+	ids, attn, resp := bb.b.microTensors(mb, t.Actor.Device, &s)
+	sc, err := t.Actor.ScoreForTraining(ids, attn, resp, t.Cfg.ChunkRows)
+	if err != nil {
+		return err
+	}
+	defer sc.Drop()
+	l := s.Keep(torchrt.Must(s.Keep(torchrt.Must(sc.LogProbs.Mul(resp, false))).Sum(gotch.Float, false)))
+	torchrt.Check(l.Backward())
+	torchrt.Check(sc.Backward())
+	return t.ActorOpt.ZeroGrad()
 }

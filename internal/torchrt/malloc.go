@@ -64,7 +64,7 @@ func ReleaseFreeMemory() {
 	if time.Since(lastRelease) < releaseEvery {
 		return
 	}
-	C.release_free()
+	ReleaseFreeMemoryNow()
 	lastRelease = time.Now()
 }
 
