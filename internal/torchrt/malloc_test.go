@@ -3,11 +3,19 @@ package torchrt
 import (
 	"os"
 	"os/exec"
+	"runtime"
 	"testing"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 )
+
+// The main goroutine keeps the process's first thread, so every test here
+// runs its cgo calls on another one, as a training run's goroutines may:
+// glibc used to give such threads arenas of their own, where a large block
+// was unmapped on free whatever the threshold (seen in CI, never here, where
+// the test goroutine happened to run on the first thread).
+func init() { runtime.LockOSThread() }
 
 // Freed blocks stay in the heap (that is the point of keeping them) until
 // ReleaseFreeMemory hands their pages back; a second release within
