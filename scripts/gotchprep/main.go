@@ -15,7 +15,10 @@
 //     100 kB clear per op. This project drops its tensors explicitly;
 //   - in-place ops (Add_, Mul_, ...) replace the tensor's C handle with the
 //     new one libtorch returns and never free the old one, which keeps the
-//     tensor's storage alive after Drop: the old handle is now freed.
+//     tensor's storage alive after Drop: the old handle is now freed;
+//   - every function that reads libtorch's thread-local error back (TorchErr)
+//     stays on one OS thread meanwhile: a goroutine that moved between the op
+//     and the check lost the error and freed a garbage handle (lockthread.go).
 //
 // The result is deterministic for a given libtorch, and a stamp makes a
 // second run a no-op. go.mod replaces gotch with the prepared folder.
@@ -41,7 +44,7 @@ const (
 	gotchVersion = "v0.9.1"
 	// prepRevision changes whenever the transformation below changes, so that
 	// existing copies are prepared again.
-	prepRevision = 5
+	prepRevision = 6
 	// exitNoLibtorch is the exit status of -find when nothing was found; the
 	// deps script then offers to install one.
 	exitNoLibtorch = 3
@@ -105,6 +108,9 @@ func prepare(out string, lt Libtorch, force bool) error {
 		return fmt.Errorf("copying %s: %w", src, err)
 	}
 	if err := fixAllSlots(filepath.Join(tmp, "ts")); err != nil {
+		return err
+	}
+	if err := lockAllThreads(filepath.Join(tmp, "ts")); err != nil {
 		return err
 	}
 	if err := dropGCBallast(filepath.Join(tmp, "ts", "tensor.go")); err != nil {
