@@ -1,9 +1,11 @@
 package torchrt
 
 import (
+	"fmt"
 	"math"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -97,6 +99,56 @@ func TestStubbedWrapperIsAnError(t *testing.T) {
 	}
 	if HasSDPA() != !stubbed {
 		t.Fatalf("HasSDPA() = %v with SDPA stubbed = %v", HasSDPA(), stubbed)
+	}
+}
+
+// libtorch reports an error in a per-thread slot that gotch reads in a second
+// cgo call; a goroutine moved to another OS thread between the two lost it
+// and then freed the unwritten output slot as a tensor (CI's segfault in
+// stop 14). The prepared wrappers lock the thread; here failing calls run on
+// unlocked goroutines while others keep the scheduler moving them.
+func TestErrorSurvivesThreadSwitches(t *testing.T) {
+	if !strings.Contains(stubList(), "atg_scaled_dot_product_attention\n") {
+		t.Skip("SDPA is compiled into this libtorch: no stubbed wrapper to fail")
+	}
+	stop := make(chan struct{})
+	var churn sync.WaitGroup
+	for i := 0; i < 4; i++ {
+		churn.Add(1)
+		go func() {
+			defer churn.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); churn.Wait() }()
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 250; i++ {
+				if err := probeSDPA(); err == nil || !strings.Contains(err.Error(), "not available in this libtorch") {
+					errs <- fmt.Errorf("call %d returned %v, want the not-available error", i, err)
+					return
+				}
+				if i%50 == 0 {
+					runtime.GC()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 

@@ -32,6 +32,8 @@ func NoGrad(fn func() error) error {
 // Go int and so reports garbage (always "off"): restoring from it would
 // leave autograd off for good.
 func SetGradEnabled(on bool) (prev bool, err error) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	b := C.int(0)
 	if on {
 		b = 1

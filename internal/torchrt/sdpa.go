@@ -1,6 +1,8 @@
 package torchrt
 
 import (
+	"slices"
+	"strings"
 	"sync"
 
 	"github.com/sugarme/gotch"
@@ -14,10 +16,13 @@ var (
 )
 
 // HasSDPA tells whether the linked libtorch has scaled_dot_product_attention
-// (2.x); against 1.13 gotch's wrapper is stubbed. Decided once, by calling it
-// on a tiny input.
+// (2.x). Against 1.13 gotch's wrapper is stubbed, which the prepared stub
+// list says without a call; otherwise it is decided once by calling it on a
+// tiny input.
 func HasSDPA() bool {
-	sdpaOnce.Do(func() { sdpaOK = probeSDPA() == nil })
+	sdpaOnce.Do(func() {
+		sdpaOK = !slices.Contains(strings.Split(stubList(), "\n"), "atg_scaled_dot_product_attention") && probeSDPA() == nil
+	})
 	return sdpaOK
 }
 

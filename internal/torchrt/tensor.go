@@ -2,6 +2,7 @@ package torchrt
 
 import (
 	"fmt"
+	"runtime"
 	"unsafe"
 
 	"github.com/sugarme/gotch"
@@ -29,6 +30,9 @@ func DeviceOf(t *ts.Tensor) gotch.Device {
 // CopyInto copies src into dst in place (dst.copy_(src)), converting dtype
 // and device.
 func CopyInto(dst, src *ts.Tensor) {
+	// libtorch's error is per OS thread (scripts/gotchprep/lockthread.go).
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	libtch.AtCopy_(libtch.Ctensor(dst.Ctensor()), libtch.Ctensor(src.Ctensor()))
 	Check(ts.TorchErr())
 }
@@ -51,6 +55,8 @@ func TensorFromBytes(data []byte, shape []int64, dt gotch.DType) (*ts.Tensor, er
 	if len(data) > 0 {
 		p = unsafe.Pointer(&data[0])
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	c := libtch.AtTensorOfData(p, dims, uint(len(dims)), dt.Size(), int(dt.CKind()))
 	if err := ts.TorchErr(); err != nil {
 		return nil, err
