@@ -5,8 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -96,30 +94,9 @@ func callsTorchErr(body *ast.BlockStmt) bool {
 
 // lockAllThreads applies lockThreads to gotch's tensor package.
 func lockAllThreads(tsDir string) error {
-	files, err := filepath.Glob(filepath.Join(tsDir, "*.go"))
+	total, err := rewriteGoFiles(tsDir, "", lockThreads)
 	if err != nil {
 		return err
-	}
-	total := 0
-	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") {
-			continue
-		}
-		src, err := os.ReadFile(f)
-		if err != nil {
-			return err
-		}
-		out, n, err := lockThreads(string(src))
-		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
-		}
-		if n == 0 {
-			continue
-		}
-		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
-			return err
-		}
-		total += n
 	}
 	if total == 0 {
 		return fmt.Errorf("no function in %s checks TorchErr", tsDir)

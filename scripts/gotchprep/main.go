@@ -186,33 +186,44 @@ func moduleDir() (string, error) {
 // jit.go is left as it is: its TorchScript list readers size their slots
 // from a run-time length, and this project does not use TorchScript.
 func fixAllSlots(tsDir string) error {
-	files, err := filepath.Glob(filepath.Join(tsDir, "*.go"))
+	total, err := rewriteGoFiles(tsDir, "jit.go", fixSlots)
 	if err != nil {
 		return err
 	}
+	fmt.Printf("gotchprep: sized and freed %d output slots in %s\n", total, tsDir)
+	return nil
+}
+
+// rewriteGoFiles applies rewrite to every non-test Go file in dir except the
+// one named skip, writes back the files it changed (n > 0), and returns the
+// sum of the counts.
+func rewriteGoFiles(dir, skip string, rewrite func(string) (string, int, error)) (int, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		return 0, err
+	}
 	total := 0
 	for _, f := range files {
-		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == "jit.go" {
+		if strings.HasSuffix(f, "_test.go") || filepath.Base(f) == skip {
 			continue
 		}
 		src, err := os.ReadFile(f)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		fixed, n, err := fixSlots(string(src))
+		out, n, err := rewrite(string(src))
 		if err != nil {
-			return fmt.Errorf("%s: %w", f, err)
+			return 0, fmt.Errorf("%s: %w", f, err)
 		}
 		if n == 0 {
 			continue
 		}
-		if err := os.WriteFile(f, []byte(fixed), 0o644); err != nil {
-			return err
+		if err := os.WriteFile(f, []byte(out), 0o644); err != nil {
+			return 0, err
 		}
 		total += n
 	}
-	fmt.Printf("gotchprep: sized and freed %d output slots in %s\n", total, tsDir)
-	return nil
+	return total, nil
 }
 
 // stubUntilItCompiles checks the wrapper file with g++ -fsyntax-only and
