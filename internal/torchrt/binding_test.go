@@ -90,15 +90,15 @@ func TestStubbedWrapperIsAnError(t *testing.T) {
 	// scaled_dot_product_attention arrived in libtorch 2.0: against 1.13 its
 	// wrapper is stubbed and must report that as an error, not crash.
 	err := probeSDPA()
-	stubbed := strings.Contains(stubList(), "atg_scaled_dot_product_attention\n")
+	isStubbed := stubbed("atg_scaled_dot_product_attention")
 	switch {
-	case stubbed && (err == nil || !strings.Contains(err.Error(), "atg_scaled_dot_product_attention is not available in this libtorch")):
+	case isStubbed && (err == nil || !strings.Contains(err.Error(), "atg_scaled_dot_product_attention is not available in this libtorch")):
 		t.Fatalf("stubbed SDPA returned %v, want the not-available error", err)
-	case !stubbed && err != nil:
+	case !isStubbed && err != nil:
 		t.Fatalf("SDPA is compiled in but failed: %v", err)
 	}
-	if HasSDPA() != !stubbed {
-		t.Fatalf("HasSDPA() = %v with SDPA stubbed = %v", HasSDPA(), stubbed)
+	if HasSDPA() != !isStubbed {
+		t.Fatalf("HasSDPA() = %v with SDPA stubbed = %v", HasSDPA(), isStubbed)
 	}
 }
 
@@ -108,7 +108,7 @@ func TestStubbedWrapperIsAnError(t *testing.T) {
 // stop 14). The prepared wrappers lock the thread; here failing calls run on
 // unlocked goroutines while others keep the scheduler moving them.
 func TestErrorSurvivesThreadSwitches(t *testing.T) {
-	if !strings.Contains(stubList(), "atg_scaled_dot_product_attention\n") {
+	if !stubbed("atg_scaled_dot_product_attention") {
 		t.Skip("SDPA is compiled into this libtorch: no stubbed wrapper to fail")
 	}
 	stop := make(chan struct{})

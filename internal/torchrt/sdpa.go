@@ -21,7 +21,7 @@ var (
 // tiny input.
 func HasSDPA() bool {
 	sdpaOnce.Do(func() {
-		sdpaOK = !slices.Contains(strings.Split(stubList(), "\n"), "atg_scaled_dot_product_attention") && probeSDPA() == nil
+		sdpaOK = !stubbed("atg_scaled_dot_product_attention") && probeSDPA() == nil
 	})
 	return sdpaOK
 }
@@ -39,5 +39,8 @@ func probeSDPA() error {
 	return out.Drop()
 }
 
-// stubList is the list of stubbed wrappers as prepared.
-func stubList() string { return prepared.StubbedList }
+// stubbed tells whether gotchprep stubbed the C wrapper named name (an
+// atg_ function) because the linked libtorch lacks the op.
+func stubbed(name string) bool {
+	return slices.Contains(strings.Split(prepared.StubbedList, "\n"), name)
+}

@@ -5,7 +5,6 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"sort"
 	"strings"
 )
 
@@ -29,7 +28,7 @@ const lockStmts = "\n\truntime.LockOSThread()\n\tdefer runtime.UnlockOSThread()\
 // calls TorchErr, except TorchErr itself, and imports runtime if needed.
 func lockThreads(src string) (string, int, error) {
 	fset := token.NewFileSet()
-	f, err := parser.ParseFile(fset, "", src, parser.ImportsOnly|parser.ParseComments)
+	f, err := parser.ParseFile(fset, "", src, 0)
 	if err != nil {
 		return "", 0, err
 	}
@@ -42,11 +41,7 @@ func lockThreads(src string) (string, int, error) {
 			imported = true
 		}
 	}
-	f, err = parser.ParseFile(fset, "", src, 0)
-	if err != nil {
-		return "", 0, err
-	}
-	var at []int // byte offsets just after each body's opening brace
+	var at []int // byte offsets just after each body's opening brace, in source order
 	for _, d := range f.Decls {
 		fn, ok := d.(*ast.FuncDecl)
 		if !ok || fn.Body == nil || fn.Name.Name == "TorchErr" || !callsTorchErr(fn.Body) {
@@ -57,7 +52,6 @@ func lockThreads(src string) (string, int, error) {
 	if len(at) == 0 {
 		return src, 0, nil
 	}
-	sort.Ints(at)
 	var b strings.Builder
 	last := 0
 	if !imported {
