@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# parity-venv: the Python environment of `make parity` in .cache/parity, with
+# the peers this project is checked against, pinned:
+#   torch 2.11.0 (the version on the GPU machines this project is lent; PyPI's
+#   Linux wheel is a CUDA build that also runs on the CPU), transformers 5.17.0,
+#   tokenizers, safetensors, and verl 0.9.1 without its heavy dependencies
+#   (--no-deps; then only what verl.trainer.ppo.core_algos imports).
+# Idempotent: a stamp with the pinned list makes a second run a no-op. Prints
+# the venv's python on standard output.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+venv="$root/.cache/parity"
+pins=(torch==2.11.0 transformers==5.17.0 tokenizers==0.23.3 safetensors==0.8.0 numpy==2.4.6 pytest==8.4.2)
+verl=(verl==0.9.1)
+verl_deps=()
+want="${pins[*]} | ${verl[*]} | ${verl_deps[*]}"
+if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ]; then
+	echo "$venv/bin/python"
+	exit 0
+fi
+command -v python3 >/dev/null || { echo "parity-venv: python3 not found; install Python >= 3.10 with venv and pip" >&2; exit 1; }
+echo "parity-venv: installing ${pins[*]} ${verl[*]} ${verl_deps[*]} into $venv" >&2
+python3 -m venv "$venv" >&2
+"$venv/bin/pip" install -q --disable-pip-version-check "${pins[@]}" >&2
+"$venv/bin/pip" install -q --disable-pip-version-check --no-deps "${verl[@]}" >&2
+if [ ${#verl_deps[@]} -gt 0 ]; then
+	"$venv/bin/pip" install -q --disable-pip-version-check "${verl_deps[@]}" >&2
+fi
+echo "$want" > "$venv/.pins"
+echo "$venv/bin/python"
