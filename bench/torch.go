@@ -55,11 +55,13 @@ type Torch struct {
 
 // StartTorch starts the baseline server.
 func StartTorch(python, script string, stderr io.Writer) (*Torch, error) {
-	if err := CheckTorch(python); err != nil {
-		return nil, err
-	}
+	// The script first: a missing file is the user's to fix whether or not
+	// torch is importable.
 	if _, err := os.Stat(script); err != nil {
 		return nil, fmt.Errorf("--torch-script %s: not found (run from the repository root, or point --torch-script at scripts/bench_torch.py)", script)
+	}
+	if err := CheckTorch(python); err != nil {
+		return nil, err
 	}
 	cmd := exec.Command(python, script)
 	cmd.Stderr = stderr

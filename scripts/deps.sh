@@ -5,15 +5,21 @@
 #     none is found, otherwise say what to install;
 #  2. prepare third_party/gotch for it and write the c10d shim's cgo flags
 #     (scripts/gotchprep; Debian's gloo headers, libgloo-dev, for the shim);
-#  3. fetch the test tokenizer data into .cache/.
+#  3. what the tests need beside libtorch: Chromium (the report's browser
+#     test) and Debian's python3-torch (the PyTorch baseline the benchmark
+#     tests compare against), installed with apt on Debian/Ubuntu as root,
+#     otherwise named;
+#  4. fetch the test tokenizer data into .cache/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 have_apt_root() { [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; }
 
+apt_updated=
 apt_install() {
 	echo "deps: installing $* with apt-get"
-	apt-get update -qq
+	[ -n "$apt_updated" ] || apt-get update -qq
+	apt_updated=1
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@"
 }
 
@@ -65,4 +71,19 @@ if [[ $found == *'"Source":"system"'* ]] && [ ! -e /usr/include/gloo/algorithm.h
 fi
 
 .cache/gotchprep
+
+# The tests' own needs. The baseline is Debian's python3-torch on purpose
+# (bench.DefaultPython is /usr/bin/python3): it is the same libtorch as the
+# default build, whichever libtorch ragen links.
+missing=()
+command -v chromium >/dev/null || command -v chromium-browser >/dev/null || command -v google-chrome >/dev/null || missing+=(chromium)
+/usr/bin/python3 -c 'import torch' >/dev/null 2>&1 || missing+=(python3-torch)
+if [ ${#missing[@]} -gt 0 ]; then
+	if have_apt_root; then
+		apt_install "${missing[@]}"
+	else
+		echo "deps: warning: the tests need ${missing[*]} (sudo apt-get install --no-install-recommends ${missing[*]}); without them the browser and PyTorch-baseline tests fail or skip" >&2
+	fi
+fi
+
 scripts/fetch-tokenizer-data.sh >/dev/null

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -77,6 +78,7 @@ func TestBenchTinyVsTorch(t *testing.T) {
 // Bad input is one sentence naming it, and a non-zero exit.
 func TestBenchErrors(t *testing.T) {
 	tok := tokenizertest.Path(t)
+	baselineScript := filepath.Join("..", "..", "scripts", "bench_torch.py")
 	cases := []struct {
 		args []string
 		want string
@@ -93,7 +95,7 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--soak", "-1s"}, "--soak -1s must not be negative"},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--parts", "soak"}, "--parts soak needs --soak DURATION"},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--dtype", "int8"}, `--dtype: dtype "int8" is not one of`},
-		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-torch", "--python", "/nonexistent/python3"}, "--vs-torch: python interpreter /nonexistent/python3 not found"},
+		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-torch", "--python", "/nonexistent/python3", "--torch-script", baselineScript}, "--vs-torch: python interpreter /nonexistent/python3 not found"},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-torch", "--torch-script", "/nonexistent.py"}, "--torch-script /nonexistent.py: not found"},
 		{[]string{"--preset", "tiny", "stray"}, `unexpected argument "stray"`},
 	}
