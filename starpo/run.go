@@ -38,6 +38,7 @@ type Run struct {
 	Interrupted bool            // Stop ended the run early (a checkpoint was saved, nothing exported)
 	CheckEvery  int             // data parallel: compare the ranks' weights every this many steps (and at the end); 0 = only at the end
 	metrics     *os.File
+	firstVal    map[string]float64 // success per tag at the run's first validation, for the console's change since the start
 }
 
 // NewRun loads the models and builds the trainer; nothing is written yet.
@@ -327,19 +328,58 @@ func (r *Run) validate(step int) error {
 	if err := r.write(met); err != nil {
 		return err
 	}
-	var keys []string
-	for k := range met {
-		if strings.HasSuffix(k, "/success") {
-			keys = append(keys, k)
+	r.logValidation(step, SuccessByTag(m))
+	return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
+}
+
+// logValidation prints a validation's success per tag with its change since
+// the run's first validation (step 0, read back from metrics.jsonl after a
+// --resume), so that learning shows on the console as it happens.
+func (r *Run) logValidation(step int, success map[string]float64) {
+	if r.firstVal == nil {
+		r.firstVal = success
+		if step > 0 {
+			if first, err := firstValidation(filepath.Join(r.Dir, "metrics.jsonl")); err == nil && first != nil {
+				r.firstVal = first
+			}
 		}
 	}
-	sort.Strings(keys)
-	ev := log.Info().Int("step", step)
-	for _, k := range keys {
-		ev = ev.Float64(k, met[k])
+	tags := make([]string, 0, len(success))
+	for tag := range success {
+		tags = append(tags, tag)
 	}
-	ev.Msg("validation")
-	return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
+	sort.Strings(tags)
+	ev := log.Info().Int("step", step)
+	parts := make([]string, 0, len(tags))
+	for _, tag := range tags {
+		v := success[tag]
+		ev = ev.Float64("val-env/"+tag+"/success", v)
+		part := fmt.Sprintf("%s %.3f", tag, v)
+		if first, ok := r.firstVal[tag]; ok && step > 0 {
+			ev = ev.Float64("val-env/"+tag+"/success_change", v-first)
+			part += fmt.Sprintf(" (%+.3f since the start)", v-first)
+		}
+		parts = append(parts, part)
+	}
+	ev.Msg("validation success: " + strings.Join(parts, ", "))
+}
+
+// firstValidation reads the success per tag of the first validation line in
+// a metrics file; nil when there is none.
+func firstValidation(path string) (map[string]float64, error) {
+	m, err := report.LoadMetrics(path)
+	if err != nil || len(m.Val) == 0 {
+		return nil, err
+	}
+	out := map[string]float64{}
+	for k, v := range m.Val[0] {
+		if tag, ok := strings.CutPrefix(k, "val-env/"); ok {
+			if tag, ok := strings.CutSuffix(tag, "/success"); ok {
+				out[tag] = v
+			}
+		}
+	}
+	return out, nil
 }
 
 // write appends one metrics line; values that are not finite (a skipped
