@@ -4,7 +4,10 @@
 #   torch 2.11.0 (the version on the GPU machines this project is lent; PyPI's
 #   Linux wheel is a CUDA build that also runs on the CPU), transformers 5.17.0,
 #   tokenizers, safetensors, and verl 0.9.1 without its heavy dependencies
-#   (--no-deps; then only what verl.trainer.ppo.core_algos imports).
+#   (--no-deps; then only what verl.trainer.ppo.core_algos imports: ray and
+#   tensordict through verl/__init__ → verl.protocol, omegaconf in core_algos,
+#   codetiming in verl.utils.profiler; ray is ~220 MB installed and used only
+#   by that import, none of the math the parity tests call).
 # Idempotent: a stamp with the pinned list makes a second run a no-op. Prints
 # the venv's python on standard output.
 set -euo pipefail
@@ -12,7 +15,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.cache/parity"
 pins=(torch==2.11.0 transformers==5.17.0 tokenizers==0.23.3 safetensors==0.8.0 numpy==2.4.6 pytest==8.4.2)
 verl=(verl==0.9.1)
-verl_deps=()
+verl_deps=(ray==2.55.1 tensordict==0.10.0 omegaconf==2.3.0 codetiming==1.4.0)
 want="${pins[*]} | ${verl[*]} | ${verl_deps[*]}"
 if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ]; then
 	echo "$venv/bin/python"
