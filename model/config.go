@@ -1,6 +1,7 @@
 package model
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -74,7 +75,67 @@ func ParseConfig(data []byte) (Config, error) {
 	if c.HiddenAct == "" {
 		c.HiddenAct = "silu"
 	}
+	if err := c.readV5Names(); err != nil {
+		return Config{}, err
+	}
 	return c, c.Validate()
+}
+
+// ropeParameters is transformers 5's rope_parameters object, which replaces
+// rope_theta and rope_scaling in the config.json it saves.
+type ropeParameters struct {
+	RopeType  string   `json:"rope_type"`
+	RopeTheta *float64 `json:"rope_theta"`
+}
+
+// readV5Names reads the keys under which transformers ≥ 5 saves what 4.x
+// called torch_dtype, rope_theta and rope_scaling (dtype, rope_parameters)
+// and its per-layer attention kinds (layer_types). A key under both names
+// must agree; anything beyond plain full attention with default rotary
+// embeddings is rejected, as rope_scaling and sliding windows are.
+func (c *Config) readV5Names() error {
+	if raw, ok := c.raw["dtype"]; ok && string(raw) != "null" {
+		var d string
+		if err := json.Unmarshal(raw, &d); err != nil {
+			return fmt.Errorf("dtype %s is not a string", raw)
+		}
+		if c.TorchDtype != "" && c.TorchDtype != d {
+			return fmt.Errorf("dtype %q and torch_dtype %q disagree", d, c.TorchDtype)
+		}
+		c.TorchDtype = d
+	}
+	if raw, ok := c.raw["rope_parameters"]; ok && string(raw) != "null" {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.DisallowUnknownFields()
+		var rp ropeParameters
+		if err := dec.Decode(&rp); err != nil {
+			return fmt.Errorf("rope_parameters %s: only rope_type \"default\" and rope_theta are supported: %v", raw, err)
+		}
+		if rp.RopeType != "" && rp.RopeType != "default" {
+			return fmt.Errorf("rope_parameters rope_type %q is not supported: only plain rotary embeddings are implemented", rp.RopeType)
+		}
+		if rp.RopeTheta != nil {
+			if _, both := c.raw["rope_theta"]; both && c.RopeTheta != *rp.RopeTheta {
+				return fmt.Errorf("rope_parameters rope_theta %g and rope_theta %g disagree", *rp.RopeTheta, c.RopeTheta)
+			}
+			c.RopeTheta = *rp.RopeTheta
+		}
+	}
+	if raw, ok := c.raw["layer_types"]; ok && string(raw) != "null" {
+		var kinds []string
+		if err := json.Unmarshal(raw, &kinds); err != nil {
+			return fmt.Errorf("layer_types %s is not a list of strings", raw)
+		}
+		if len(kinds) != c.NumHiddenLayers {
+			return fmt.Errorf("layer_types has %d entries for num_hidden_layers %d", len(kinds), c.NumHiddenLayers)
+		}
+		for i, k := range kinds {
+			if k != "full_attention" {
+				return fmt.Errorf("layer_types[%d] %q is not supported: only full_attention is implemented", i, k)
+			}
+		}
+	}
+	return nil
 }
 
 // Validate checks every field this implementation depends on, naming the
@@ -157,6 +218,21 @@ func (c Config) JSON() ([]byte, error) {
 	}
 	for k, v := range fields {
 		out[k] = v
+	}
+	// transformers 5's names for the same values follow the struct's, so an
+	// export whose dtype changed does not carry the source's under "dtype".
+	if _, ok := out["dtype"]; ok {
+		out["dtype"] = fields["torch_dtype"]
+	}
+	if raw, ok := out["rope_parameters"]; ok && string(raw) != "null" {
+		var rp map[string]any
+		if err := json.Unmarshal(raw, &rp); err != nil {
+			return nil, fmt.Errorf("rope_parameters: %w", err)
+		}
+		rp["rope_theta"] = c.RopeTheta
+		if out["rope_parameters"], err = json.Marshal(rp); err != nil {
+			return nil, err
+		}
 	}
 	return json.MarshalIndent(out, "", "  ")
 }
