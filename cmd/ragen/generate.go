@@ -18,28 +18,29 @@ func init() {
 	register(command{name: "generate", summary: "continue a prompt with a checkpoint (streams text, or --json)", run: runGenerate})
 }
 
-// generateOutput is what `ragen generate --json` prints.
+// generateOutput is what `ragen generate --json` prints, one per prompt.
 type generateOutput struct {
-	IDs      []int     `json:"ids"`
-	Text     string    `json:"text"`
-	LogProbs []float32 `json:"logprobs"`
-	Reason   string    `json:"finish_reason"`
+	PromptIDs []int     `json:"prompt_ids"`
+	IDs       []int     `json:"ids"`
+	Text      string    `json:"text"`
+	LogProbs  []float32 `json:"logprobs"`
+	Reason    string    `json:"finish_reason"`
 }
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("generate", stderr)
 	dir := fs.String("model", "", "HuggingFace checkpoint folder (config.json, safetensors, tokenizer files)")
-	prompt := fs.String("prompt", "", "prompt text")
-	promptIDs := fs.String("prompt-ids", "", "prompt as comma-separated token ids (needs no tokenizer)")
-	chat := fs.Bool("chat", false, "wrap --prompt as a user message with the chat template and add the generation prompt")
-	maxNew := fs.Int("max-new-tokens", 128, "most tokens to generate")
+	prompts := fs.StringArray("prompt", nil, "prompt text (repeatable: the prompts are generated together as one batch)")
+	promptIDs := fs.StringArray("prompt-ids", nil, "prompt as comma-separated token ids, needs no tokenizer (repeatable, as --prompt)")
+	chat := fs.Bool("chat", false, "wrap each --prompt as a user message with the chat template and add the generation prompt")
+	maxNew := fs.Int("max-new-tokens", 128, "most tokens to generate per prompt")
 	temp := fs.Float64("temperature", 0, "sampling temperature; 0 = greedy")
 	topP := fs.Float64("top-p", 1, "nucleus sampling mass")
 	topK := fs.Int("top-k", 0, "sample among the k most likely tokens; 0 = all")
 	seed := fs.Int64("seed", 0, "random seed for sampling")
 	stops := fs.StringArray("stop", nil, "stop once the text ends with this string (repeatable)")
 	place := addPlacementFlags(fs)
-	asJSON := fs.Bool("json", false, `print one JSON object {"ids","text","logprobs"} instead of streaming text`)
+	asJSON := fs.Bool("json", false, `print one JSON object {"prompt_ids","ids","text","logprobs","finish_reason"} per prompt and line instead of streaming text`)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -49,21 +50,27 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if *dir == "" {
 		return errors.New("--model is required")
 	}
-	if (*prompt == "") == (*promptIDs == "") {
-		return errors.New("give exactly one of --prompt and --prompt-ids")
+	switch {
+	case len(*prompts) == 0 && len(*promptIDs) == 0:
+		return errors.New("give exactly one of --prompt and --prompt-ids (either may be repeated for a batch)")
+	case len(*prompts) > 0 && len(*promptIDs) > 0:
+		return fmt.Errorf("give exactly one of --prompt and --prompt-ids, not both: a batch is all text or all ids (got %d --prompt and %d --prompt-ids)", len(*prompts), len(*promptIDs))
 	}
-	if *chat && *promptIDs != "" {
+	if *chat && len(*promptIDs) > 0 {
 		return errors.New("--chat applies to --prompt text, not to --prompt-ids")
 	}
 	opts, err := place.options()
 	if err != nil {
 		return err
 	}
-	tok, err := optionalTokenizer(*dir, *promptIDs == "")
+	tok, err := optionalTokenizer(*dir, len(*promptIDs) == 0)
 	if err != nil {
 		return err
 	}
-	ids, err := promptTokens(tok, *prompt, *promptIDs, *chat)
+	if tok == nil && len(*stops) > 0 {
+		return errors.New("--stop needs a tokenizer in the model folder")
+	}
+	batch, err := promptBatch(tok, *prompts, *promptIDs, *chat)
 	if err != nil {
 		return err
 	}
@@ -77,38 +84,49 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		Sampling:     model.Sampling{Temperature: *temp, TopP: *topP, TopK: *topK},
 		MaxNewTokens: *maxNew, Seed: *seed, EOS: stopIDs(m.Cfg, tok),
 	}
-	var text *tokenizer.Transcript
+	// Text streams only for a single prompt; a batch's sequences advance
+	// together, so their texts are printed one after another at the end.
+	stream := !*asJSON && len(batch) == 1
+	var texts []*tokenizer.Transcript
 	if tok != nil {
-		text = tok.NewTranscript(*stops)
-		opt.OnToken = func(_ int, id int) {
-			if piece := text.Add(id); !*asJSON {
+		for range batch {
+			texts = append(texts, tok.NewTranscript(*stops))
+		}
+		opt.OnToken = func(seq int, id int) {
+			if piece := texts[seq].Add(id); stream {
 				io.WriteString(stdout, piece)
 			}
 		}
 		if len(*stops) > 0 {
-			opt.Stop = func(int, []int) bool { return text.Stopped() }
+			opt.Stop = func(seq int, _ []int) bool { return texts[seq].Stopped() }
 		}
-	} else if len(*stops) > 0 {
-		return errors.New("--stop needs a tokenizer in the model folder")
 	}
-	gens, err := m.Generate([][]int{ids}, opt)
+	gens, err := m.Generate(batch, opt)
 	if err != nil {
 		return err
 	}
-	g := gens[0]
-	out := generateOutput{IDs: g.IDs, LogProbs: g.LogProbs, Reason: g.Reason}
-	if text != nil {
-		rest := text.Finish()
-		if !*asJSON {
-			fmt.Fprintln(stdout, rest)
+	enc := json.NewEncoder(stdout)
+	enc.SetEscapeHTML(false) // keep <|im_end|> readable
+	for i, g := range gens {
+		out := generateOutput{PromptIDs: batch[i], IDs: g.IDs, LogProbs: g.LogProbs, Reason: g.Reason}
+		if texts != nil {
+			rest := texts[i].Finish()
+			out.Text = texts[i].Text()
+			switch {
+			case stream:
+				fmt.Fprintln(stdout, rest)
+			case !*asJSON:
+				fmt.Fprintf(stdout, "==> prompt %d <==\n%s\n", i, out.Text)
+			}
 		}
-		out.Text = text.Text()
-	}
-	if *asJSON {
-		return json.NewEncoder(stdout).Encode(out)
-	}
-	if tok == nil {
-		fmt.Fprintln(stdout, joinInts(g.IDs))
+		switch {
+		case *asJSON:
+			if err := enc.Encode(out); err != nil {
+				return err
+			}
+		case texts == nil:
+			fmt.Fprintln(stdout, joinInts(g.IDs))
+		}
 	}
 	return nil
 }
@@ -122,27 +140,52 @@ func optionalTokenizer(dir string, required bool) (*tokenizer.Tokenizer, error) 
 	return tokenizer.Load(dir)
 }
 
-func promptTokens(tok *tokenizer.Tokenizer, prompt, promptIDs string, chat bool) ([]int, error) {
-	if promptIDs != "" {
-		var ids []int
-		for _, f := range strings.Split(promptIDs, ",") {
-			id, err := strconv.Atoi(strings.TrimSpace(f))
-			if err != nil || id < 0 {
-				return nil, fmt.Errorf("--prompt-ids: %q is not a token id", f)
-			}
-			ids = append(ids, id)
+// promptBatch turns the prompt flags into token ids, one slice per
+// prompt. Errors name the flag, and which one when several are given.
+func promptBatch(tok *tokenizer.Tokenizer, prompts, promptIDs []string, chat bool) ([][]int, error) {
+	name := func(flag string, i, n int) string {
+		if n == 1 {
+			return flag
 		}
-		return ids, nil
+		return fmt.Sprintf("%s[%d]", flag, i)
 	}
-	text := prompt
-	if chat {
-		s, err := tokenizer.RenderChat([]tokenizer.Message{{Role: "user", Content: prompt}}, true)
+	var batch [][]int
+	for i, p := range promptIDs {
+		ids, err := parseIDs(p)
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("%s: %w", name("--prompt-ids", i, len(promptIDs)), err)
 		}
-		text = s
+		batch = append(batch, ids)
 	}
-	return tok.Encode(text), nil
+	for i, p := range prompts {
+		text := p
+		if chat {
+			s, err := tokenizer.RenderChat([]tokenizer.Message{{Role: "user", Content: p}}, true)
+			if err != nil {
+				return nil, err
+			}
+			text = s
+		}
+		ids := tok.Encode(text)
+		if len(ids) == 0 {
+			return nil, fmt.Errorf("%s is empty", name("--prompt", i, len(prompts)))
+		}
+		batch = append(batch, ids)
+	}
+	return batch, nil
+}
+
+// parseIDs parses comma-separated token ids.
+func parseIDs(s string) ([]int, error) {
+	var ids []int
+	for _, f := range strings.Split(s, ",") {
+		id, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || id < 0 {
+			return nil, fmt.Errorf("%q is not a token id", f)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }
 
 // stopIDs are the ids that end generation: the config's eos and the
