@@ -24,6 +24,8 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 	path := fs.String("tokenizer", "", "tokenizer.json, or the checkpoint folder that holds it (with tokenizer_config.json)")
 	decode := fs.Bool("decode", false, "read JSON arrays of token ids and print JSON strings")
 	skipSpecial := fs.Bool("skip-special", false, "with --decode, leave out special tokens (<|im_end|>, <|endoftext|>, ...)")
+	chat := fs.Bool("chat", false, `read JSON arrays of messages [{"role","content"}] and print the ids of their rendering with Qwen2.5's chat template`)
+	genPrompt := fs.Bool("generation-prompt", true, "with --chat, end the rendering with the assistant's generation prompt (=false: a finished conversation)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -36,22 +38,50 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 	if *skipSpecial && !*decode {
 		return errors.New("--skip-special only applies with --decode")
 	}
+	if *chat && *decode {
+		return errors.New("--chat encodes conversations; it does not combine with --decode")
+	}
+	if fs.Changed("generation-prompt") && !*chat {
+		return errors.New("--generation-prompt only applies with --chat")
+	}
+	mode := encodeText
+	switch {
+	case *decode:
+		mode = decodeIDs
+	case *chat:
+		mode = encodeChat
+	}
 	tk, err := tokenizer.Load(*path)
 	if err != nil {
 		return err
 	}
 	out := bufio.NewWriter(stdout)
-	err = tokenizeLines(tk, stdinReader, out, *decode, *skipSpecial)
+	err = tokenizeLines(tk, stdinReader, out, lineMode{mode, *skipSpecial, *genPrompt})
 	if ferr := out.Flush(); err == nil {
 		err = ferr
 	}
 	return err
 }
 
+// What tokenizeLines reads from each line.
+const (
+	encodeText = iota // a JSON string → its ids
+	decodeIDs         // a JSON array of ids → the text
+	encodeChat        // a JSON array of messages → the ids of their chat rendering
+)
+
+// lineMode is what tokenizeLines does to each line.
+type lineMode struct {
+	kind        int  // encodeText, decodeIDs or encodeChat
+	skipSpecial bool // decodeIDs: leave out special tokens
+	genPrompt   bool // encodeChat: end with the generation prompt
+}
+
 // tokenizeLines converts each input line: a JSON string to a JSON array of
-// ids, or with decode the reverse. Output lines match input lines one to
-// one; the first bad line stops it with an error naming the line.
-func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, decode, skipSpecial bool) error {
+// ids, the reverse, or a conversation to the ids of its chat rendering.
+// Output lines match input lines one to one; the first bad line stops it
+// with an error naming the line.
+func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, mode lineMode) error {
 	r := bufio.NewReaderSize(in, 1<<16)
 	enc := json.NewEncoder(out)
 	enc.SetEscapeHTML(false) // keep <|im_end|> readable
@@ -67,13 +97,14 @@ func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, decode,
 		if len(bytes.TrimSpace(line)) == 0 {
 			return fmt.Errorf("line %d is empty; each line must be one JSON value", n)
 		}
-		if decode {
+		switch mode.kind {
+		case decodeIDs:
 			var ids []int
 			if uerr := json.Unmarshal(line, &ids); uerr != nil {
 				return fmt.Errorf("line %d: want a JSON array of token ids: %v", n, uerr)
 			}
 			text, derr := tk.Decode(ids)
-			if skipSpecial {
+			if mode.skipSpecial {
 				text, derr = tk.DecodeSkipSpecial(ids)
 			}
 			if derr != nil {
@@ -82,7 +113,19 @@ func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, decode,
 			if werr := enc.Encode(text); werr != nil {
 				return werr
 			}
-		} else {
+		case encodeChat:
+			var msgs []tokenizer.Message
+			if uerr := json.Unmarshal(line, &msgs); uerr != nil {
+				return fmt.Errorf("line %d: want a JSON array of messages {\"role\", \"content\"}: %v", n, uerr)
+			}
+			text, rerr := tokenizer.RenderChat(msgs, mode.genPrompt)
+			if rerr != nil {
+				return fmt.Errorf("line %d: %w", n, rerr)
+			}
+			if werr := enc.Encode(tk.Encode(text)); werr != nil {
+				return werr
+			}
+		default:
 			var text string
 			if uerr := json.Unmarshal(line, &text); uerr != nil {
 				return fmt.Errorf("line %d: want a JSON string: %v", n, uerr)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -71,6 +72,11 @@ func TestTokenizeErrors(t *testing.T) {
 		{"float id", "[1.5]\n", []string{"--tokenizer", vocab, "--decode"}, "line 1: want a JSON array of token ids"},
 		{"skip without decode", `"a"`, []string{"--tokenizer", vocab, "--skip-special"}, "--skip-special only applies with --decode"},
 		{"argument", `"a"`, []string{"--tokenizer", vocab, "extra"}, `unexpected argument "extra"`},
+		{"chat with decode", `[]`, []string{"--tokenizer", vocab, "--chat", "--decode"}, "--chat encodes conversations; it does not combine with --decode"},
+		{"generation prompt without chat", `"a"`, []string{"--tokenizer", vocab, "--generation-prompt=false"}, "--generation-prompt only applies with --chat"},
+		{"chat not messages", "\"Hi\"\n", []string{"--tokenizer", vocab, "--chat"}, "line 1: want a JSON array of messages"},
+		{"chat no messages", "[{\"role\":\"user\",\"content\":\"a\"}]\n[]\n", []string{"--tokenizer", vocab, "--chat"}, "line 2: chat: no messages"},
+		{"chat bad role", `[{"role":"robot","content":"a"}]`, []string{"--tokenizer", vocab, "--chat"}, `line 1: chat: message 0 has role "robot"`},
 	} {
 		code, _, errOut := runTokenizeCmd(t, c.stdin, c.args...)
 		if code == 0 || !strings.Contains(errOut, c.want) || !strings.HasPrefix(errOut, "ragen tokenize: ") {
@@ -81,5 +87,37 @@ func TestTokenizeErrors(t *testing.T) {
 	_, out, _ := runTokenizeCmd(t, "\"Hello\"\n{\n", "--tokenizer", vocab)
 	if out != "[9707]\n" {
 		t.Errorf("output before the bad line = %q, want [9707]", out)
+	}
+}
+
+// --chat prints the ids of the chat rendering: a RAGEN-style conversation
+// (system, user, assistant, user) with and without the generation prompt.
+func TestTokenizeChat(t *testing.T) {
+	vocab := tokenizertest.Path(t)
+	conv := `[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Turn 1:\n_#_"},` +
+		`{"role":"assistant","content":"<think>up</think><answer>Up</answer>"},{"role":"user","content":"Reward:\n0"}]`
+	want := "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nTurn 1:\n_#_<|im_end|>\n" +
+		"<|im_start|>assistant\n<think>up</think><answer>Up</answer><|im_end|>\n<|im_start|>user\nReward:\n0<|im_end|>\n"
+	for _, tc := range []struct {
+		args []string
+		text string
+	}{
+		{[]string{"--chat"}, want + "<|im_start|>assistant\n"},
+		{[]string{"--chat", "--generation-prompt=false"}, want},
+	} {
+		code, out, errOut := runTokenizeCmd(t, conv+"\n", append([]string{"--tokenizer", vocab}, tc.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		}
+		code, dec, _ := runTokenizeCmd(t, out, "--tokenizer", vocab, "--decode")
+		var text string
+		if code != 0 || json.Unmarshal([]byte(dec), &text) != nil || text != tc.text {
+			t.Errorf("%v: ids %s decode to %s, want %q", tc.args, out, dec, tc.text)
+		}
+		wantJSON, _ := json.Marshal(tc.text)
+		_, enc, _ := runTokenizeCmd(t, string(wantJSON)+"\n", "--tokenizer", vocab)
+		if enc != out {
+			t.Errorf("%v: ids %s, want the encoding of the rendered text %s", tc.args, out, enc)
+		}
 	}
 }
