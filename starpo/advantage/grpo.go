@@ -12,7 +12,10 @@ const grpoEps = 1e-6
 //
 // The score sums every position of the row, as verl does; with PlaceScore
 // it is the already group-normalised score of spec §3.8. The 1/(1+1e-6) is
-// verl's (s − 0)/(1 + ε) with norm_adv_by_std_in_grpo on. No whitening.
+// verl's (s − 0)/(1 + ε) with norm_adv_by_std_in_grpo on (verl's default,
+// which RAGEN keeps; off would only drop the 1/(1 + 1e-6) here). No
+// whitening. verl computes 1 + ε in fp32, 1.00000095; this divides by
+// 1.000001, half an fp32 ulp away (parity/ checks it).
 // rewards and mask are [B][T]; shapes that differ panic.
 func GRPOOutcome(rewards, mask [][]float64) (adv, returns [][]float64) {
 	checkShape("advantage.GRPOOutcome", "rewards", rewards, mask)

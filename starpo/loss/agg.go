@@ -12,7 +12,14 @@ import (
 // number. It changes the effective loss scale, so it is chosen explicitly.
 type AggMode string
 
-// The aggregation modes, with L the loss matrix, m the mask, n_b = Σ_t m_bt:
+// The aggregation modes, with L the loss matrix, m the mask, n_b = Σ_t m_bt.
+// They are RAGEN's pinned verl's agg_loss (spec §0, §4.4), which later verl
+// changed; parity/ checks the relation against verl 0.9.1. verl 0.9.1 leaves
+// rows without a trained token out of the seq-mean averages, divides
+// seq-mean-token-sum-norm by that row count as well as by T, and divides
+// token-mean by Σ m without the 1e-8. ragen-go keeps the pinned semantics on
+// purpose; under RAGEN's setting, "loss_agg_mode: token-mean" (spec §1.3),
+// the two agree to 1e-8/Σ m.
 const (
 	// TokenMean is Σ L·m / (Σ m + 1e-8): every trained token of the batch
 	// weighs the same. verl's default; RAGEN applies it per micro-batch of

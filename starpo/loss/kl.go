@@ -32,7 +32,10 @@ const (
 //	low_var_kl, k3  clamp(exp(e) − e − 1, −10, 10),  e = clamp(ref − logp, −20, 20)
 //
 // It keeps logp's graph; nothing is masked (KLLoss aggregates over a
-// mask). logp and refLogp have the same shape. An unknown kind is an error.
+// mask). logp and refLogp have the same shape. An unknown kind is an error,
+// "full" (NotImplementedError in verl too) and verl 0.9.1's straight-through
+// names ("k1+", "k3+": the value of k1/k3 with k2's gradient) included:
+// RAGEN's pinned verl has neither (spec §4.4 lists kl, abs, mse, low_var_kl).
 func KL(logp, refLogp *ts.Tensor, kind string) (kl *ts.Tensor, err error) {
 	if err := checkKL(kind); err != nil {
 		return nil, err
