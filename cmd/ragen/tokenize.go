@@ -24,7 +24,7 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 	path := fs.String("tokenizer", "", "tokenizer.json, or the checkpoint folder that holds it (with tokenizer_config.json)")
 	decode := fs.Bool("decode", false, "read JSON arrays of token ids and print JSON strings")
 	skipSpecial := fs.Bool("skip-special", false, "with --decode, leave out special tokens (<|im_end|>, <|endoftext|>, ...)")
-	chat := fs.Bool("chat", false, `read JSON arrays of messages [{"role","content"}] and print the ids of their rendering with Qwen2.5's chat template`)
+	chat := fs.Bool("chat", false, `read JSON arrays of messages [{"role","content"}] and print {"text","ids"}: their rendering with Qwen2.5's chat template`)
 	genPrompt := fs.Bool("generation-prompt", true, "with --chat, end the rendering with the assistant's generation prompt (=false: a finished conversation)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
@@ -67,8 +67,16 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 const (
 	encodeText = iota // a JSON string → its ids
 	decodeIDs         // a JSON array of ids → the text
-	encodeChat        // a JSON array of messages → the ids of their chat rendering
+	encodeChat        // a JSON array of messages → their chat rendering, text and ids
 )
+
+// chatOutput is what --chat prints per conversation. Both are given: the
+// ids do not always decode to the text, as the tokenizer normalises it
+// (NFC) before splitting.
+type chatOutput struct {
+	Text string `json:"text"`
+	IDs  []int  `json:"ids"`
+}
 
 // lineMode is what tokenizeLines does to each line.
 type lineMode struct {
@@ -78,7 +86,7 @@ type lineMode struct {
 }
 
 // tokenizeLines converts each input line: a JSON string to a JSON array of
-// ids, the reverse, or a conversation to the ids of its chat rendering.
+// ids, the reverse, or a conversation to its chat rendering.
 // Output lines match input lines one to one; the first bad line stops it
 // with an error naming the line.
 func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, mode lineMode) error {
@@ -122,7 +130,7 @@ func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, mode li
 			if rerr != nil {
 				return fmt.Errorf("line %d: %w", n, rerr)
 			}
-			if werr := enc.Encode(tk.Encode(text)); werr != nil {
+			if werr := enc.Encode(chatOutput{text, tk.Encode(text)}); werr != nil {
 				return werr
 			}
 		default:

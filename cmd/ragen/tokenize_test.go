@@ -90,14 +90,16 @@ func TestTokenizeErrors(t *testing.T) {
 	}
 }
 
-// --chat prints the ids of the chat rendering: a RAGEN-style conversation
+// --chat prints the rendering and its ids: a RAGEN-style conversation
 // (system, user, assistant, user) with and without the generation prompt.
+// The assistant's content is not in NFC, as a sampled answer may not be:
+// the text keeps it, the ids are those of the normalised text.
 func TestTokenizeChat(t *testing.T) {
 	vocab := tokenizertest.Path(t)
 	conv := `[{"role":"system","content":"You are a helpful assistant."},{"role":"user","content":"Turn 1:\n_#_"},` +
-		`{"role":"assistant","content":"<think>up</think><answer>Up</answer>"},{"role":"user","content":"Reward:\n0"}]`
+		`{"role":"assistant","content":"<think>\uf95b</think><answer>Up</answer>"},{"role":"user","content":"Reward:\n0"}]`
 	want := "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n<|im_start|>user\nTurn 1:\n_#_<|im_end|>\n" +
-		"<|im_start|>assistant\n<think>up</think><answer>Up</answer><|im_end|>\n<|im_start|>user\nReward:\n0<|im_end|>\n"
+		"<|im_start|>assistant\n<think>\uf95b</think><answer>Up</answer><|im_end|>\n<|im_start|>user\nReward:\n0<|im_end|>\n"
 	for _, tc := range []struct {
 		args []string
 		text string
@@ -106,18 +108,23 @@ func TestTokenizeChat(t *testing.T) {
 		{[]string{"--chat", "--generation-prompt=false"}, want},
 	} {
 		code, out, errOut := runTokenizeCmd(t, conv+"\n", append([]string{"--tokenizer", vocab}, tc.args...)...)
-		if code != 0 {
-			t.Fatalf("%v: exit %d: %s", tc.args, code, errOut)
+		var got chatOutput
+		if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
+			t.Fatalf("%v: exit %d, stdout %q, stderr %s", tc.args, code, out, errOut)
 		}
-		code, dec, _ := runTokenizeCmd(t, out, "--tokenizer", vocab, "--decode")
-		var text string
-		if code != 0 || json.Unmarshal([]byte(dec), &text) != nil || text != tc.text {
-			t.Errorf("%v: ids %s decode to %s, want %q", tc.args, out, dec, tc.text)
+		if got.Text != tc.text {
+			t.Errorf("%v: text %q, want %q", tc.args, got.Text, tc.text)
 		}
 		wantJSON, _ := json.Marshal(tc.text)
 		_, enc, _ := runTokenizeCmd(t, string(wantJSON)+"\n", "--tokenizer", vocab)
-		if enc != out {
-			t.Errorf("%v: ids %s, want the encoding of the rendered text %s", tc.args, out, enc)
+		if ids, _ := json.Marshal(got.IDs); string(ids)+"\n" != enc {
+			t.Errorf("%v: ids %s, want the encoding of the text %s", tc.args, ids, enc)
+		}
+		ids, _ := json.Marshal(got.IDs)
+		_, dec, _ := runTokenizeCmd(t, string(ids)+"\n", "--tokenizer", vocab, "--decode")
+		var back string
+		if json.Unmarshal([]byte(dec), &back) != nil || back != strings.Replace(tc.text, "\uf95b", "\u62cf", 1) {
+			t.Errorf("%v: ids decode to %q, want the text in NFC (U+F95B as U+62CF)", tc.args, dec)
 		}
 	}
 }
