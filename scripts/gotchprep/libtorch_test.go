@@ -113,3 +113,33 @@ func TestC10dFlags(t *testing.T) {
 		t.Errorf("CUDA link flags: %s", f)
 	}
 }
+
+// PyPI's wheels are built with the old string ABI but carry pieces of
+// libstdc++ whose names mention std::__cxx11; only c10's own names decide.
+func TestStringABIFromC10Names(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, syms string
+		want       bool
+		fails      bool
+	}{
+		{"pypi wheel", "_ZGTtNSt11logic_errorC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\x00_ZN3c106detail14torchCheckFailEPKcS2_jRKSs\x00", false, false},
+		{"cxx11 build", "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\x00_ZN3c106detail14torchCheckFailEPKcS2_jS2_\x00", true, false},
+		{"no string in c10's names", "_ZN3c106detail14torchCheckFailEPKcS2_jS2_\x00", false, true},
+		{"both", "_ZN3c101fERKSs\x00_ZN3c101gERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\x00", false, true},
+	}
+	for _, c := range cases {
+		lib := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".so")
+		must(t, os.WriteFile(lib, []byte(c.syms), 0o644))
+		got, err := usesCXX11ABI(lib)
+		if c.fails {
+			if err == nil || !strings.Contains(err.Error(), lib) {
+				t.Errorf("%s: err = %v, want one naming %s", c.name, err, lib)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: cxx11 = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+}
