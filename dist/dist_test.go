@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ragen-go/ragen/dist/c10d"
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 )
@@ -25,6 +26,16 @@ var workers = map[string]func(c *Comm) error{
 	"die":         dieWorker,
 	"stall":       stallWorker,
 	"gradbench":   gradBenchWorker,
+}
+
+// needGloo skips a test that runs a process group when this build has
+// none (scripts/gotchprep builds the shim without Gloo unless it has the
+// gloo headers of the libtorch it links).
+func needGloo(t testing.TB) {
+	t.Helper()
+	if !c10d.HasGloo() {
+		t.Skipf("this build has no Gloo process group: %s", c10d.NoGloo())
+	}
 }
 
 func TestMain(m *testing.M) {
@@ -78,6 +89,7 @@ type result struct {
 // spawn runs worker on n ranks and waits for all of them.
 func spawn(t testing.TB, n int, worker string, env ...string) []result {
 	t.Helper()
+	needGloo(t)
 	port := freePort(t)
 	res := make([]result, n)
 	var wg sync.WaitGroup

@@ -9,6 +9,8 @@ import (
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // bench50M is the ~50M-parameter CI-sized configuration (tied embeddings,
@@ -119,5 +121,99 @@ func BenchmarkDecode(b *testing.B) {
 			b.ReportMetric(float64(B*(N-1)*b.N)/decodeSec, "tokens/s")
 			b.ReportMetric(flops*float64(b.N)/decodeSec/1e9, "GFLOP/s")
 		})
+	}
+}
+
+// attentionPaths are the two attention paths, SDPA first; SDPA is skipped
+// where libtorch lacks it.
+var attentionPaths = []struct {
+	name string
+	sdpa bool
+}{{"sdpa", true}, {"matmul", false}}
+
+// BenchmarkAttentionPath compares SDPA with the matmul–softmax path on the
+// 50M preset: prefill (one forward over B prompts of T tokens and the head
+// on the last position) and a training step (ScoreForTraining and its
+// backward over B sequences of T tokens, head and loss on the last 64
+// positions, as a response after a prompt). The matmul path takes query
+// blocks of 128 from T = 256 on.
+//
+//	go test -run '^$' -bench AttentionPath -benchtime 3x ./model/
+func BenchmarkAttentionPath(b *testing.B) {
+	m := loadBench(b)
+	defer func() {
+		if err := m.SetSDPA(torchrt.HasSDPA()); err != nil {
+			b.Fatal(err)
+		}
+	}()
+	path := func(b *testing.B, sdpa bool) {
+		if sdpa && !torchrt.HasSDPA() {
+			b.Skip("this libtorch has no scaled_dot_product_attention")
+		}
+		if err := m.SetSDPA(sdpa); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ B, T int }{{1, 128}, {8, 128}, {1, 512}, {8, 512}} {
+		for _, p := range attentionPaths {
+			b.Run(fmt.Sprintf("prefill/B=%d/T=%d/%s", c.B, c.T, p.name), func(b *testing.B) {
+				path(b, p.sdpa)
+				ps := prompts(c.B, c.T)
+				for range b.N {
+					if _, err := m.Generate(ps, GenerateOptions{MaxNewTokens: 1}); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+	if err := SetTrainable(m.Params(), true); err != nil {
+		b.Fatal(err)
+	}
+	for _, c := range []struct{ B, T int }{{4, 256}, {2, 512}} {
+		for _, p := range attentionPaths {
+			b.Run(fmt.Sprintf("train/B=%d/T=%d/%s", c.B, c.T, p.name), func(b *testing.B) {
+				path(b, p.sdpa)
+				for range b.N {
+					trainStep(b, m, c.B, c.T, 64)
+				}
+			})
+		}
+	}
+}
+
+// trainStep is one training forward and backward: a summed log-probability
+// of the last n positions of B sequences of T tokens.
+func trainStep(b *testing.B, m *CausalLM, B, T, n int) {
+	var s torchrt.Scope
+	defer s.Drop()
+	ids, ones := make([]int64, B*T), make([]int64, B*T)
+	sel := make([]float32, B*(T-1))
+	for i, p := range prompts(B, T) {
+		for j, id := range p {
+			ids[i*T+j], ones[i*T+j] = int64(id), 1
+		}
+		for j := T - 1 - n; j < T-1; j++ {
+			sel[i*(T-1)+j] = 1
+		}
+	}
+	idT := s.Keep(torchrt.Matrix(ids, int64(B), int64(T), gotch.CPU))
+	mask := s.Keep(torchrt.Matrix(ones, int64(B), int64(T), gotch.CPU))
+	only := s.Keep(torchrt.Matrix(sel, int64(B), int64(T-1), gotch.CPU))
+	sc, err := m.ScoreForTraining(idT, mask, only, 0)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.Drop()
+	loss := s.Keep(must(sc.LogProbs.Sum(gotch.Float, false)))
+	check(loss.Backward())
+	if err := sc.Backward(); err != nil {
+		b.Fatal(err)
+	}
+	for _, p := range m.Params() {
+		if g := gradOrNil(p.T); g != nil {
+			check(g.Zero_())
+			g.MustDrop()
+		}
 	}
 }

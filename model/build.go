@@ -1,6 +1,7 @@
 package model
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 
@@ -29,6 +30,20 @@ func useSDPA() bool {
 		}
 	})
 	return ok
+}
+
+// SetSDPA chooses every layer's attention path: libtorch's fused
+// scaled_dot_product_attention (on) or the exact matmul–softmax path (off).
+// Loading picks SDPA whenever the linked libtorch has it; this lets tests
+// and benchmarks run both on one model. SDPA needs libtorch 2.x.
+func (m *Backbone) SetSDPA(on bool) error {
+	if on && !torchrt.HasSDPA() {
+		return errors.New("attention: scaled_dot_product_attention is not available in this libtorch (it came with 2.0)")
+	}
+	for i := range m.Layers {
+		m.Layers[i].Attn.SDPA = on
+	}
+	return nil
 }
 
 func newBackbone(cfg Config, opt Options, get getter) (m *Backbone, err error) {

@@ -46,6 +46,15 @@ func (b Backend) String() string {
 	return "gloo"
 }
 
+// HasGloo tells whether this build has ProcessGroupGloo; NoGloo says why
+// not.
+func HasGloo() bool { return noGloo == "" }
+
+// NoGloo says why this build has no Gloo ("" when it has): the gloo headers
+// the shim needs must be the gloo libtorch was built with, which
+// scripts/gotchprep checks.
+func NoGloo() string { return noGloo }
+
 // HasNCCL tells whether this build links ProcessGroupNCCL.
 func HasNCCL() bool { return C.rg_has_nccl() != 0 }
 
@@ -120,6 +129,9 @@ type Group struct {
 // NewGroup builds the process group of rank among world processes over s.
 func NewGroup(s *Store, b Backend, rank, world int, timeout time.Duration) (*Group, error) {
 	g := &Group{rank: rank, world: world}
+	if b == Gloo && !HasGloo() {
+		return nil, fmt.Errorf("c10d process group (gloo): this build has no Gloo: %s", noGloo)
+	}
 	if err := check("process group ("+b.String()+")", C.rg_group_new(s.p, C.int(b), C.int(rank), C.int(world), C.int64_t(timeout.Milliseconds()), &g.p)); err != nil {
 		return nil, err
 	}

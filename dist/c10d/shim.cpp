@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -25,8 +26,18 @@ struct Store {
   c10::intrusive_ptr<c10d::Store> store;
 };
 
+// Collectives is the class the process groups implement: ProcessGroup in
+// libtorch 1.x; from 2.0 ProcessGroupGloo and ProcessGroupNCCL are
+// Backends, which a ProcessGroup dispatches to by device. The shim uses one
+// backend directly, so it holds that.
+#if TORCH_VERSION_MAJOR >= 2
+using Collectives = c10d::Backend;
+#else
+using Collectives = c10d::ProcessGroup;
+#endif
+
 struct Group {
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  c10::intrusive_ptr<Collectives> pg;
 };
 
 char *message(const std::string &s) {
@@ -132,7 +143,7 @@ char *rg_group_new(rg_store s, int backend, int rank, int world, int64_t timeout
     o->threads = 2;
     *out = new Group{c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, o)};
 #else
-    throw std::runtime_error("this build has no Gloo: the libtorch it was prepared for ships no gloo headers (Debian: apt-get install libgloo-dev, then make deps)");
+    throw std::runtime_error("this build has no Gloo (make deps says why)");
 #endif
   });
 }

@@ -26,13 +26,22 @@ func HasSDPA() bool {
 	return sdpaOK
 }
 
+// probeSDPA calls SDPA on a tiny input. The mask is explicit, as the
+// model's is: gotch passes ts.None as an engaged optional holding an
+// undefined tensor, which libtorch 2.1's SDPA rejects ("Expected attn_mask
+// dtype to be bool or to match query dtype").
 func probeSDPA() error {
 	q, err := ts.Ones([]int64{1, 1, 2, 4}, gotch.Float, gotch.CPU)
 	if err != nil {
 		return err
 	}
 	defer q.MustDrop()
-	out, err := ts.ScaledDotProductAttention(q, q, q, ts.None, 0, false, nil)
+	mask, err := ts.Zeros([]int64{1, 1, 2, 2}, gotch.Float, gotch.CPU)
+	if err != nil {
+		return err
+	}
+	defer mask.MustDrop()
+	out, err := ts.ScaledDotProductAttention(q, q, q, mask, 0, false, nil)
 	if err != nil {
 		return err
 	}

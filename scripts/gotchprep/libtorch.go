@@ -92,15 +92,36 @@ func inspectRoot(root, include, libDir, source string) (Libtorch, error) {
 	return lt, nil
 }
 
-// usesCXX11ABI tells whether a library was built with the C++11 string ABI:
-// its mangled names then mention std::__cxx11.
+// usesCXX11ABI tells whether a library was built with the C++11 string ABI,
+// from the mangled names of c10's own functions that take a std::string:
+// std::__cxx11::basic_string is "NSt7__cxx1112basic_string...", the old
+// string is "Ss". Only names in namespace c10 count: PyPI's wheels (old ABI)
+// carry pieces of libstdc++ whose names mention std::__cxx11 all the same.
 func usesCXX11ABI(lib string) (bool, error) {
 	data, err := os.ReadFile(lib)
 	if err != nil {
 		return false, fmt.Errorf("reading %s: %w", lib, err)
 	}
-	return bytes.Contains(data, []byte("St7__cxx11")), nil
+	var cxx11, old int
+	for _, name := range c10SymbolRe.FindAll(data, -1) {
+		switch {
+		case bytes.Contains(name, []byte("St7__cxx11")):
+			cxx11++
+		case bytes.Contains(name, []byte("Ss")):
+			old++
+		}
+	}
+	switch {
+	case cxx11 > 0 && old == 0:
+		return true, nil
+	case old > 0 && cxx11 == 0:
+		return false, nil
+	}
+	return false, fmt.Errorf("cannot tell the C++ string ABI of %s: %d c10 symbols use std::__cxx11::string and %d the old std::string", lib, cxx11, old)
 }
+
+// c10SymbolRe matches a mangled name in namespace c10 in a symbol table.
+var c10SymbolRe = regexp.MustCompile(`_ZN3c10[A-Za-z0-9_]+`)
 
 // pythonTorch returns the directory of an installed PyTorch package, or "".
 func pythonTorch() string {

@@ -94,22 +94,95 @@ func TestFindLibtorchErrors(t *testing.T) {
 }
 
 // The shim's flags follow what the machine has: Gloo when gloo's headers
-// are there, NCCL only for a CUDA libtorch with nccl.h.
+// for this libtorch are there, NCCL only for a CUDA libtorch with nccl.h.
 func TestC10dFlags(t *testing.T) {
 	lt := Libtorch{Include: "/opt/libtorch/include", LibDir: "/opt/libtorch/lib", CXX11ABI: true}
-	none := func(string) bool { return false }
-	all := func(string) bool { return true }
-	if f := lt.c10dFlags(none)[0]; !strings.Contains(f, "-DRAGEN_NO_GLOO") || strings.Contains(f, "SRCDIR") || strings.Contains(f, "NCCL") {
+	if f := lt.c10dFlags("", false)[0]; !strings.Contains(f, "-DRAGEN_NO_GLOO") || strings.Contains(f, "SRCDIR") || strings.Contains(f, "NCCL") {
 		t.Errorf("no headers: %s", f)
 	}
-	if f := lt.c10dFlags(all)[0]; !strings.Contains(f, "-DUSE_C10D_GLOO") || strings.Contains(f, "NCCL") {
-		t.Errorf("CPU libtorch with gloo: %s", f)
+	if f := lt.c10dFlags("/usr/include", true)[0]; !strings.Contains(f, "-DUSE_C10D_GLOO") || strings.Contains(f, "-I/usr/include ") || strings.Contains(f, "NCCL") {
+		t.Errorf("CPU libtorch with the system's gloo: %s", f)
+	}
+	if f := lt.c10dFlags("/opt/gloo/include", false)[0]; !strings.Contains(f, "-I/opt/gloo/include -DUSE_C10D_GLOO") {
+		t.Errorf("gloo headers elsewhere: %s", f)
 	}
 	lt.CUDA = true
-	if f := lt.c10dFlags(all)[0]; !strings.Contains(f, "-DRAGEN_NCCL") || !strings.Contains(f, "-I/opt/libtorch/include ") {
+	if f := lt.c10dFlags(lt.Include, true)[0]; !strings.Contains(f, "-DRAGEN_NCCL") || !strings.Contains(f, "-I/opt/libtorch/include ") || strings.Count(f, "-I/opt/libtorch/include ") != 1 {
 		t.Errorf("CUDA libtorch with nccl.h: %s", f)
 	}
-	if f := lt.c10dFlags(all)[2]; !strings.Contains(f, "-ltorch_cuda") {
+	if f := lt.c10dFlags(lt.Include, true)[2]; !strings.Contains(f, "-ltorch_cuda") {
 		t.Errorf("CUDA link flags: %s", f)
+	}
+}
+
+// Gloo's headers are used only when they are shown to be the gloo that
+// libtorch was built with.
+func TestGlooHeaders(t *testing.T) {
+	lt := Libtorch{Include: "/t/include", LibDir: "/t/lib", Version: "2.1.2", Source: "python torch"}
+	for _, c := range []struct {
+		name string
+		f    glooFacts
+		dir  string
+		why  []string
+	}{
+		{"bundled with libtorch", glooFacts{Bundled: true, System: "/usr/include"}, "/t/include", nil},
+		{"debian: libtorch loads the system's libgloo", glooFacts{SharedGloo: true, System: "/usr/include"}, "/usr/include", nil},
+		{"debian without libgloo-dev", glooFacts{SharedGloo: true}, "", []string{"libgloo-dev"}},
+		{"pypi wheel, system headers", glooFacts{System: "/usr/include", SystemLib: "/usr/lib/libgloo.so", VtableDiffs: []string{"gloo::rendezvous::Store 13 vs 8 entries"}}, "",
+			[]string{"libtorch 2.1.2 (python torch) has gloo compiled in", "/usr/include/gloo are the system's gloo", "/usr/lib/libgloo.so's: gloo::rendezvous::Store 13 vs 8 entries"}},
+		{"pypi wheel, no headers", glooFacts{}, "", []string{"ships no gloo headers"}},
+	} {
+		dir, why := lt.glooHeaders(c.f)
+		if dir != c.dir || (dir == "") != (why != "") {
+			t.Errorf("%s: headers %q (%q), want %q", c.name, dir, why, c.dir)
+		}
+		for _, w := range c.why {
+			if !strings.Contains(why, w) {
+				t.Errorf("%s: reason %q lacks %q", c.name, why, w)
+			}
+		}
+	}
+}
+
+// PyPI's wheels are built with the old string ABI but carry pieces of
+// libstdc++ whose names mention std::__cxx11; only c10's own names decide.
+func TestStringABIFromC10Names(t *testing.T) {
+	dir := t.TempDir()
+	cases := []struct {
+		name, syms string
+		want       bool
+		fails      bool
+	}{
+		{"pypi wheel", "_ZGTtNSt11logic_errorC1ERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\x00_ZN3c106detail14torchCheckFailEPKcS2_jRKSs\x00", false, false},
+		{"cxx11 build", "_ZN3c106detail14torchCheckFailEPKcS2_jRKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\x00_ZN3c106detail14torchCheckFailEPKcS2_jS2_\x00", true, false},
+		{"no string in c10's names", "_ZN3c106detail14torchCheckFailEPKcS2_jS2_\x00", false, true},
+		{"both", "_ZN3c101fERKSs\x00_ZN3c101gERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE\x00", false, true},
+	}
+	for _, c := range cases {
+		lib := filepath.Join(dir, strings.ReplaceAll(c.name, " ", "_")+".so")
+		must(t, os.WriteFile(lib, []byte(c.syms), 0o644))
+		got, err := usesCXX11ABI(lib)
+		if c.fails {
+			if err == nil || !strings.Contains(err.Error(), lib) {
+				t.Errorf("%s: err = %v, want one naming %s", c.name, err, lib)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%s: cxx11 = %v, %v; want %v", c.name, got, err, c.want)
+		}
+	}
+}
+
+func TestDemangleNested(t *testing.T) {
+	for in, want := range map[string]string{
+		"N4gloo10rendezvous5StoreE": "gloo::rendezvous::Store",
+		"N4gloo9transport6DeviceE":  "gloo::transport::Device",
+		"N4gloo9rendezvousE":        "N4gloo9rendezvousE", // a length past the end
+		"St9exception":              "St9exception",
+	} {
+		if got := demangleNested(in); got != want {
+			t.Errorf("demangleNested(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
