@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: deps build test train bench bench-go clean
+.PHONY: deps build test test-torch parity train bench bench-go clean
 
 deps:
 	@scripts/deps.sh
@@ -14,6 +14,25 @@ build: deps
 
 test: deps
 	$(GO) test -count=1 -timeout 60m ./...
+
+# make test-torch TORCH=2.1.2: the whole suite against PyPI's torch of that
+# version (a virtualenv in .cache/torch-VERSION, put first on PATH, so make
+# deps prepares gotch for its libtorch the way it does for a user's pip
+# install). third_party/gotch stays prepared for it until the next make with
+# another libtorch.
+TORCH ?= 2.1.2
+test-torch:
+	@bin=$$(scripts/torch-venv.sh $(TORCH)) && echo "make test with $$bin/python's torch" && PATH="$$bin:$$PATH" $(MAKE) --no-print-directory test
+
+# make parity: ragen against its peers, in a pinned virtualenv
+# (scripts/parity-venv.sh, .cache/parity): the RL math against verl's
+# core_algos and the tokenizer against HuggingFace tokenizers (Go tests in
+# parity/), the model, generation, export and chat template against
+# transformers (scripts/parity, pytest).
+parity: build
+	@py=$$(scripts/parity-venv.sh) && \
+	RAGEN_PARITY_PYTHON=$$py $(GO) test -count=1 -v -timeout 30m ./parity/ && \
+	RAGEN_BIN=bin/ragen $$py -m pytest -q scripts/parity
 
 # make bench: `ragen bench` on the 50M preset (matmul peak, prefill, decode,
 # a Sokoban rollout, the PPO updates), beside the PyTorch baseline when
