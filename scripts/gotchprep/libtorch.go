@@ -67,6 +67,7 @@ func inspectRoot(root, include, libDir, source string) (Libtorch, error) {
 	if err != nil {
 		return lt, fmt.Errorf("no torch headers under %s (missing %s)", include, vh)
 	}
+	src = withHeaderOnlyVersion(include, src)
 	parts := map[string]string{}
 	for _, m := range versionRe.FindAllStringSubmatch(string(src), -1) {
 		parts[m[1]] = m[2]
