@@ -46,6 +46,11 @@ func (b Backend) String() string {
 	return "gloo"
 }
 
+// HasGloo tells whether this build links ProcessGroupGloo: only when the
+// libtorch it was prepared for ships gloo's headers (see scripts/gotchprep,
+// shimheaders.go).
+func HasGloo() bool { return C.rg_has_gloo() != 0 }
+
 // HasNCCL tells whether this build links ProcessGroupNCCL.
 func HasNCCL() bool { return C.rg_has_nccl() != 0 }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include <torch/torch.h>
+#include <torch/version.h>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 #include <torch/csrc/distributed/c10d/PrefixStore.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
@@ -25,8 +26,18 @@ struct Store {
   c10::intrusive_ptr<c10d::Store> store;
 };
 
+// Collective is the class ProcessGroupGloo and ProcessGroupNCCL derive
+// from: ProcessGroup up to libtorch 1.13; from 2.0 they are Backends (a
+// ProcessGroup dispatches to one per device type), with the same
+// collectives. The shim holds the backend itself.
+#if TORCH_VERSION_MAJOR >= 2
+using Collective = c10d::Backend;
+#else
+using Collective = c10d::ProcessGroup;
+#endif
+
 struct Group {
-  c10::intrusive_ptr<c10d::ProcessGroup> pg;
+  c10::intrusive_ptr<Collective> pg;
 };
 
 char *message(const std::string &s) {
@@ -104,6 +115,14 @@ char *rg_store_get(rg_store s, const char *key, void **data, size_t *n) {
 
 void rg_store_free(rg_store s) { delete static_cast<Store *>(s); }
 
+int rg_has_gloo(void) {
+#ifdef RAGEN_NO_GLOO
+  return 0;
+#else
+  return 1;
+#endif
+}
+
 int rg_has_nccl(void) {
 #ifdef RAGEN_NCCL
   return 1;
@@ -132,7 +151,7 @@ char *rg_group_new(rg_store s, int backend, int rank, int world, int64_t timeout
     o->threads = 2;
     *out = new Group{c10::make_intrusive<c10d::ProcessGroupGloo>(store, rank, world, o)};
 #else
-    throw std::runtime_error("this build has no Gloo: the libtorch it was prepared for ships no gloo headers (Debian: apt-get install libgloo-dev, then make deps)");
+    throw std::runtime_error("this build has no Gloo: the libtorch it was prepared for ships no gloo headers of its own, and another gloo's would not match the one inside it (PyPI's torch ships none; Debian's libtorch-dev has them in libgloo-dev: apt-get install libgloo-dev, then make deps)");
 #endif
   });
 }

@@ -29,6 +29,9 @@ void rg_store_free(rg_store s);
 // backend 0 is Gloo, 1 is NCCL. Collectives fail after timeout_ms.
 char *rg_group_new(rg_store s, int backend, int rank, int world, int64_t timeout_ms, rg_group *out);
 void rg_group_free(rg_group g);
+// rg_has_gloo and rg_has_nccl tell whether the shim was built with that
+// process group.
+int rg_has_gloo(void);
 int rg_has_nccl(void);
 
 // op: 0 sum, 1 max, 2 min, 3 product.
