@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -20,4 +21,14 @@ func withHeaderOnlyVersion(include string, src []byte) []byte {
 		return src
 	}
 	return append(append(append([]byte{}, src...), '\n'), ho...)
+}
+
+// versionBefore tells whether the libtorch version v ("2.11.0") is older
+// than major.minor. An unreadable version counts as old.
+func versionBefore(v string, major, minor int) bool {
+	var ma, mi int
+	if _, err := fmt.Sscanf(v, "%d.%d", &ma, &mi); err != nil {
+		return true
+	}
+	return ma < major || ma == major && mi < minor
 }
