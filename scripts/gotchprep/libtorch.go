@@ -20,6 +20,7 @@ type Libtorch struct {
 	Version  string // from torch/csrc/api/include/torch/version.h, e.g. "1.13.0"
 	CUDA     bool   // libtorch_cuda.so is present
 	CXX11ABI bool   // built with _GLIBCXX_USE_CXX11_ABI=1
+	CXXStd   string // the -std its headers need, e.g. "c++20" (cxxstd.go); "" means c++17
 }
 
 // errNoLibtorch is returned by findLibtorch when nothing usable is found.
@@ -67,6 +68,7 @@ func inspectRoot(root, include, libDir, source string) (Libtorch, error) {
 	if err != nil {
 		return lt, fmt.Errorf("no torch headers under %s (missing %s)", include, vh)
 	}
+	src = withHeaderOnlyVersion(include, src)
 	parts := map[string]string{}
 	for _, m := range versionRe.FindAllStringSubmatch(string(src), -1) {
 		parts[m[1]] = m[2]
@@ -89,6 +91,7 @@ func inspectRoot(root, include, libDir, source string) (Libtorch, error) {
 		return lt, err
 	}
 	lt.CXX11ABI = abi
+	lt.CXXStd = requiredCXXStd(include)
 	return lt, nil
 }
 
@@ -155,7 +158,7 @@ func (lt Libtorch) cgoFlags() []string {
 	}
 	return []string{
 		"#cgo CPPFLAGS: " + strings.Join(inc, " ") + " -D_GLIBCXX_USE_CXX11_ABI=" + abi,
-		"#cgo CXXFLAGS: -std=c++17 -O2 -Wall -Wno-unused-variable -Wno-unused-function -Wno-deprecated-declarations -Wno-sign-compare",
+		"#cgo CXXFLAGS: -std=" + lt.cxxStd() + " -O2 -Wall -Wno-unused-variable -Wno-unused-function -Wno-deprecated-declarations -Wno-sign-compare",
 		"#cgo LDFLAGS: -L" + lt.LibDir + " -Wl,-rpath," + lt.LibDir + " -Wl,--no-as-needed " + libs + " -Wl,--as-needed -lstdc++",
 	}
 }

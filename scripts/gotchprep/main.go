@@ -16,6 +16,9 @@
 //   - in-place ops (Add_, Mul_, ...) replace the tensor's C handle with the
 //     new one libtorch returns and never free the old one, which keeps the
 //     tensor's storage alive after Drop: the old handle is now freed;
+//   - against libtorch 2.x, absent optional tensors (ts.None) reach libtorch
+//     as c10::nullopt instead of an undefined tensor, which SDPA rejects
+//     (optional.go);
 //   - every function that reads libtorch's thread-local error back (TorchErr)
 //     stays on one OS thread meanwhile: a goroutine that moved between the op
 //     and the check lost the error and freed a garbage handle (lockthread.go).
@@ -44,7 +47,7 @@ const (
 	gotchVersion = "v0.9.1"
 	// prepRevision changes whenever the transformation below changes, so that
 	// existing copies are prepared again.
-	prepRevision = 6
+	prepRevision = 7
 	// exitNoLibtorch is the exit status of -find when nothing was found; the
 	// deps script then offers to install one.
 	exitNoLibtorch = 3
@@ -117,6 +120,9 @@ func prepare(out string, lt Libtorch, force bool) error {
 		return err
 	}
 	if err := freeReplacedHandles(filepath.Join(tmp, "ts", "tensor-generated.go")); err != nil {
+		return err
+	}
+	if err := passAbsentTensorsAsNullopt(filepath.Join(tmp, "libtch", "torch_api_generated.cpp.h"), lt); err != nil {
 		return err
 	}
 	if err := writeLibGo(filepath.Join(tmp, "libtch"), lt, nil); err != nil {
