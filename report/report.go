@@ -71,11 +71,7 @@ func Compare(runDirs []string, out string) error {
 		runs[i] = r
 	}
 	distinctNames(runs)
-	var b bytes.Buffer
-	if err := renderPage(&b, fmt.Sprintf("comparison of %d runs", len(runs)), runs, nil, &texts{}); err != nil {
-		return err
-	}
-	return writeAtomic(out, b.Bytes())
+	return CompareRuns(fmt.Sprintf("comparison of %d runs", len(runs)), runs, out)
 }
 
 // distinctNames adds the folder to the names that several runs share, so the

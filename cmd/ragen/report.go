@@ -14,7 +14,7 @@ func init() {
 
 func runReport(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("report", stderr)
-	run := fs.String("run", "", "run folder: writes DIR/report.html")
+	run := fs.String("run", "", "run folder: writes DIR/report.html (for a `ragen study` folder, its arms side by side)")
 	compare := fs.Bool("compare", false, "compare the run folders given as arguments on one page")
 	out := fs.String("out", "compare.html", "with --compare, the page to write")
 	def := report.DefaultOptions()
@@ -40,6 +40,14 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 		return errors.New("--out goes with --compare; --run always writes DIR/report.html")
 	}
 	if err := noArgs(fs); err != nil {
+		return err
+	}
+	if studyFolder(*run) { // a `ragen study` folder: its arms side by side
+		path, err := writeStudyReport(*run)
+		if err != nil {
+			return err
+		}
+		_, err = fmt.Fprintln(stdout, path)
 		return err
 	}
 	path, err := report.WriteWith(*run, report.Options{MaxTrainFiles: *maxTrain, MaxMessageChars: *maxChars})

@@ -1,0 +1,136 @@
+package study
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The grid: seed-major order, arms limited to their environments, and each
+// cell's config built from the base with its environment, arm and seed.
+func TestCellsAndRunConfig(t *testing.T) {
+	s, err := LoadSpec("../../configs/study/study.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	// 4 arms on 3 environments and 3 sweep arms on FrozenLake, 3 seeds.
+	if len(cells) != (4*3+3)*3 {
+		t.Fatalf("%d cells", len(cells))
+	}
+	if cells[0].Seed != 1 || cells[len(cells)-1].Seed != 3 {
+		t.Fatalf("cells not seed-major: first %v, last %v", cells[0], cells[len(cells)-1])
+	}
+	for _, c := range cells {
+		if strings.HasPrefix(c.Arm.Name, "ppo-keep") && c.Env != "FrozenLake" {
+			t.Fatalf("sweep arm %s runs on %s", c.Arm.Name, c.Env)
+		}
+	}
+	var grpo Cell
+	for _, c := range cells {
+		if c.Arm.Name == "grpo" && c.Env == "Bandit" && c.Seed == 2 {
+			grpo = c
+		}
+	}
+	cfg, err := s.RunConfig(grpo, []string{"steps=7"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := cfg.Algorithm
+	if a.AdvEstimator != "grpo" || a.RewardNorm != "mean_std" || !a.UseKLLoss || a.KLLossCoef != 0.001 || a.FilterRatio != 1 || a.ClipHigh != 0.2 {
+		t.Fatalf("grpo arm's algorithm: %+v", a)
+	}
+	if len(cfg.Train.Tags) != 1 || cfg.Train.Tags[0] != "Bandit" || cfg.Train.EnvGroups != s.TrainGroups || cfg.Val.EnvGroups != s.ValSeeds || cfg.Val.GroupSize != 1 {
+		t.Fatalf("grpo on Bandit: train %+v, val %+v", cfg.Train, cfg.Val)
+	}
+	if cfg.Steps != 7 || cfg.Seed != 10000+2*seedStride {
+		t.Fatalf("steps %d seed %d", cfg.Steps, cfg.Seed)
+	}
+	warm, err := s.WarmStartConfig(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(warm.Train.Tags) != 3 || warm.Val.EnvGroups != 3*s.ValSeeds {
+		t.Fatalf("warm start covers %v, val %d", warm.Train.Tags, warm.Val.EnvGroups)
+	}
+}
+
+// A run's result from its metrics: the validation curve of its environment
+// and the first step each Echo Trap signal fired.
+func TestReadResultAndSummarise(t *testing.T) {
+	dir := t.TempDir()
+	metrics := func(name string, val []float64, collapseAt, spikeAt int) string {
+		var b strings.Builder
+		for i, v := range val {
+			step := i * 5
+			if step > 0 {
+				for s := step - 4; s <= step; s++ {
+					b.WriteString(`{"step":` + itoa(s))
+					if s >= collapseAt && collapseAt > 0 {
+						b.WriteString(`,"warn/in_group_std_collapse":1,"warn/echo_trap":1`)
+					}
+					if s == spikeAt {
+						b.WriteString(`,"warn/grad_norm_spike":1`)
+					}
+					b.WriteString("}\n")
+				}
+			}
+			b.WriteString(`{"step":` + itoa(step) + `,"timing_s/testing":1,"val-env/FrozenLake/success":` + ftoa(v) + "}\n")
+		}
+		p := filepath.Join(dir, name, "metrics.jsonl")
+		writeFile(t, p, b.String())
+		return filepath.Dir(p)
+	}
+	arm := Arm{Name: "a", Label: "arm A"}
+	var rs []Result
+	for i, c := range []struct {
+		val             []float64
+		collapse, spike int
+	}{{[]float64{0.1, 0.3, 0.2}, 7, 0}, {[]float64{0.2, 0.2, 0.4}, 0, 9}} {
+		cell := Cell{Arm: arm, Env: "FrozenLake", Seed: i + 1}
+		r, err := ReadResult(cell, metrics(itoa(i), c.val, c.collapse, c.spike))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Collapse != c.collapse || r.Spike != c.spike || len(r.Steps) != 3 || r.Steps[2] != 10 {
+			t.Fatalf("seed %d: %+v", i+1, r)
+		}
+		rs = append(rs, r)
+	}
+	sums := Summarise(Spec{Envs: []string{"FrozenLake"}, Arms: []Arm{arm}}, rs)
+	if len(sums) != 1 {
+		t.Fatalf("%d summaries", len(sums))
+	}
+	s := sums[0]
+	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-12 }
+	// end 0.2 and 0.4: mean 0.3, sd 0.1414, se 0.1; peaks 0.3 @5 and 0.4 @10.
+	if !near(s.End.Mean, 0.3) || !near(s.End.SE, 0.1) || !near(s.Peak.Mean, 0.35) || !near(s.PeakStep.Mean, 7.5) || !near(s.Gain.Mean, 0.15) {
+		t.Fatalf("summary %+v", s)
+	}
+	if s.Collapsed != 1 || s.Collapse[0] != 7 || s.Spiked != 1 || s.Spikes[0] != 9 || len(s.Curve) != 3 || !near(s.Curve[1].Stat.Mean, 0.25) {
+		t.Fatalf("summary %+v", s)
+	}
+	md := Markdown(sums)
+	if !strings.Contains(md, "| FrozenLake | arm A | 2 | 0.150 | 0.300 ± 0.100 | 0.350 ± 0.050 | 8 | +0.150 ± 0.050 | 1/2 (7) | 1/2 (9) |") {
+		t.Fatalf("markdown:\n%s", md)
+	}
+	if _, err := ReadResult(Cell{Arm: arm, Env: "Bandit"}, filepath.Join(dir, "0")); err == nil || !strings.Contains(err.Error(), "no validation of Bandit") {
+		t.Fatalf("a run without the environment's validation: %v", err)
+	}
+}
+
+func itoa(i int) string     { return strconv.Itoa(i) }
+func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }

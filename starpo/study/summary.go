@@ -1,0 +1,189 @@
+package study
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/ragen-go/ragen/report"
+)
+
+// Result is what one finished run's metrics.jsonl says about its
+// environment: the validation curve and the Echo Trap's signals (the
+// warn/ keys the trainer's EchoWatch writes).
+type Result struct {
+	Cell     Cell
+	Steps    []int     // validation steps, 0 first
+	Success  []float64 // val-env/<env>/success at those steps
+	Collapse int       // first training step whose in-group std or entropy EMA collapsed; 0 = never
+	Spike    int       // first training step with a gradient-norm spike; 0 = never
+	Signal   string    // the collapse signal that fired first
+}
+
+// ReadResult reads a cell's run folder.
+func ReadResult(c Cell, dir string) (Result, error) {
+	m, err := report.LoadMetrics(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		return Result{}, err
+	}
+	r := Result{Cell: c}
+	key := "val-env/" + c.Env + "/success"
+	for _, row := range m.Val {
+		if v, ok := row[key]; ok {
+			r.Steps = append(r.Steps, int(row["step"]))
+			r.Success = append(r.Success, v)
+		}
+	}
+	if len(r.Steps) == 0 {
+		return Result{}, fmt.Errorf("%s: no validation of %s in its metrics", dir, c.Env)
+	}
+	for _, row := range m.Train {
+		step := int(row["step"])
+		for _, sig := range []string{"in_group_std_collapse", "entropy_collapse"} {
+			if row["warn/"+sig] == 1 && r.Collapse == 0 {
+				r.Collapse, r.Signal = step, sig
+			}
+		}
+		if row["warn/grad_norm_spike"] == 1 && r.Spike == 0 {
+			r.Spike = step
+		}
+	}
+	return r, nil
+}
+
+// Stat is a mean over seeds with its standard error (sample standard
+// deviation / √n; 0 with one seed).
+type Stat struct {
+	Mean float64 `json:"mean"`
+	SE   float64 `json:"se"`
+}
+
+func stat(xs []float64) Stat {
+	n := float64(len(xs))
+	if n == 0 {
+		return Stat{Mean: math.NaN(), SE: math.NaN()}
+	}
+	var sum float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / n
+	if n < 2 {
+		return Stat{Mean: mean}
+	}
+	var ss float64
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return Stat{Mean: mean, SE: math.Sqrt(ss/(n-1)) / math.Sqrt(n)}
+}
+
+// String is "0.123 ± 0.045".
+func (s Stat) String() string { return fmt.Sprintf("%.3f ± %.3f", s.Mean, s.SE) }
+
+// Point is the seed mean of validation success at one step.
+type Point struct {
+	Step int  `json:"step"`
+	Stat Stat `json:"success"`
+	N    int  `json:"seeds"`
+}
+
+// Summary is one arm on one environment, over its seeds.
+type Summary struct {
+	Arm       string  `json:"arm"`
+	Label     string  `json:"label"`
+	Env       string  `json:"env"`
+	Seeds     int     `json:"seeds"`
+	Start     Stat    `json:"start"`          // success at step 0 (the warm start)
+	End       Stat    `json:"end"`            // at the last validation
+	Peak      Stat    `json:"peak"`           // each seed's best validation
+	PeakStep  Stat    `json:"peak_step"`      // the step of each seed's best (the first, on ties)
+	Gain      Stat    `json:"gain"`           // end − start per seed
+	Collapsed int     `json:"collapsed"`      // seeds whose in-group std or entropy collapsed (Echo Trap rules)
+	Collapse  []int   `json:"collapse_steps"` // the step it happened, per collapsed seed
+	Spiked    int     `json:"spiked"`         // seeds with a gradient-norm spike
+	Spikes    []int   `json:"spike_steps"`
+	Curve     []Point `json:"curve"`
+}
+
+// Summarise groups results by arm and environment, in the spec's order.
+func Summarise(s Spec, results []Result) []Summary {
+	var out []Summary
+	for _, env := range s.Envs {
+		for _, a := range s.Arms {
+			var rs []Result
+			for _, r := range results {
+				if r.Cell.Env == env && r.Cell.Arm.Name == a.Name {
+					rs = append(rs, r)
+				}
+			}
+			if len(rs) > 0 {
+				out = append(out, summarise(a, env, rs))
+			}
+		}
+	}
+	return out
+}
+
+func summarise(a Arm, env string, rs []Result) Summary {
+	sm := Summary{Arm: a.Name, Label: a.ArmLabel(), Env: env, Seeds: len(rs), Collapse: []int{}, Spikes: []int{}}
+	var start, end, peak, peakStep, gain []float64
+	byStep := map[int][]float64{}
+	for _, r := range rs {
+		first, last := r.Success[0], r.Success[len(r.Success)-1]
+		start, end, gain = append(start, first), append(end, last), append(gain, last-first)
+		best := 0
+		for i, v := range r.Success {
+			if v > r.Success[best] {
+				best = i
+			}
+			byStep[r.Steps[i]] = append(byStep[r.Steps[i]], v)
+		}
+		peak, peakStep = append(peak, r.Success[best]), append(peakStep, float64(r.Steps[best]))
+		if r.Collapse > 0 {
+			sm.Collapsed++
+			sm.Collapse = append(sm.Collapse, r.Collapse)
+		}
+		if r.Spike > 0 {
+			sm.Spiked++
+			sm.Spikes = append(sm.Spikes, r.Spike)
+		}
+	}
+	sm.Start, sm.End, sm.Peak, sm.PeakStep, sm.Gain = stat(start), stat(end), stat(peak), stat(peakStep), stat(gain)
+	steps := make([]int, 0, len(byStep))
+	for st := range byStep {
+		steps = append(steps, st)
+	}
+	sort.Ints(steps)
+	for _, st := range steps {
+		sm.Curve = append(sm.Curve, Point{Step: st, Stat: stat(byStep[st]), N: len(byStep[st])})
+	}
+	return sm
+}
+
+// Markdown is the comparison as a markdown table, one row per arm and
+// environment.
+func Markdown(sums []Summary) string {
+	var b strings.Builder
+	b.WriteString("| environment | arm | seeds | start | end | peak | peak step | end − start | collapsed (step) | grad spike (step) |\n")
+	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
+	for _, s := range sums {
+		fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %s | %s | %.0f | %+.3f ± %.3f | %s | %s |\n",
+			s.Env, s.Label, s.Seeds, s.Start.Mean, s.End, s.Peak, s.PeakStep.Mean, s.Gain.Mean, s.Gain.SE,
+			countSteps(s.Collapsed, s.Seeds, s.Collapse), countSteps(s.Spiked, s.Seeds, s.Spikes))
+	}
+	return b.String()
+}
+
+func countSteps(n, of int, steps []int) string {
+	if n == 0 {
+		return fmt.Sprintf("0/%d", of)
+	}
+	parts := make([]string, len(steps))
+	for i, st := range steps {
+		parts[i] = fmt.Sprint(st)
+	}
+	return fmt.Sprintf("%d/%d (%s)", n, of, strings.Join(parts, ", "))
+}
