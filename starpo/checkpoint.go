@@ -39,19 +39,19 @@ func (t *Trainer) SaveCheckpoint(root string, step int) (string, error) {
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", fmt.Errorf("creating checkpoint folder: %w", err)
 	}
-	for _, part := range []struct {
-		file   string
-		params []model.Param
-	}{{"actor.safetensors", t.Actor.Params()}, {"critic.safetensors", t.Critic.Params()}} {
-		if err := saveParams(filepath.Join(tmp, part.file), part.params); err != nil {
-			return "", err
-		}
+	if err := saveParams(filepath.Join(tmp, "actor.safetensors"), t.Actor.Params()); err != nil {
+		return "", err
 	}
 	if err := t.ActorOpt.Save(filepath.Join(tmp, "actor_optim.safetensors")); err != nil {
 		return "", err
 	}
-	if err := t.CriticOpt.Save(filepath.Join(tmp, "critic_optim.safetensors")); err != nil {
-		return "", err
+	if t.Critic != nil { // GRPO trains no critic
+		if err := saveParams(filepath.Join(tmp, "critic.safetensors"), t.Critic.Params()); err != nil {
+			return "", err
+		}
+		if err := t.CriticOpt.Save(filepath.Join(tmp, "critic_optim.safetensors")); err != nil {
+			return "", err
+		}
 	}
 	data, _ := json.MarshalIndent(trainerState{Step: step}, "", "  ")
 	if err := os.WriteFile(filepath.Join(tmp, "trainer.json"), append(data, '\n'), 0o644); err != nil {
@@ -101,14 +101,22 @@ func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
 	if err := loadParams(filepath.Join(dir, "actor.safetensors"), t.Actor.Params()); err != nil {
 		return 0, err
 	}
-	if err := loadParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
-		return 0, err
-	}
 	if err := t.ActorOpt.Load(filepath.Join(dir, "actor_optim.safetensors")); err != nil {
 		return 0, err
 	}
-	if err := t.CriticOpt.Load(filepath.Join(dir, "critic_optim.safetensors")); err != nil {
-		return 0, err
+	_, err = os.Stat(filepath.Join(dir, "critic.safetensors"))
+	switch hasCritic := err == nil; {
+	case hasCritic && t.Critic == nil:
+		return 0, fmt.Errorf("checkpoint %s has a critic, but this run trains none (algorithm.adv_estimator is not gae): resume with the config it was saved with", dir)
+	case !hasCritic && t.Critic != nil:
+		return 0, fmt.Errorf("checkpoint %s has no critic (a GRPO run), but this run trains one (algorithm.adv_estimator gae): resume with the config it was saved with", dir)
+	case hasCritic:
+		if err := loadParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
+			return 0, err
+		}
+		if err := t.CriticOpt.Load(filepath.Join(dir, "critic_optim.safetensors")); err != nil {
+			return 0, err
+		}
 	}
 	return st.Step, nil
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
@@ -171,5 +172,44 @@ func TestTrainerStepGRPO(t *testing.T) {
 	}
 	if v, ok := met["actor/pg_loss"]; !ok || math.IsNaN(v) {
 		t.Fatalf("actor/pg_loss = %v, %v", v, ok)
+	}
+}
+
+// A GRPO run (no critic) saves and resumes its checkpoints; a checkpoint
+// is refused by a trainer that disagrees about having a critic, with a
+// sentence saying so instead of a crash.
+func TestCheckpointGRPO(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	root := filepath.Join(t.TempDir(), "checkpoints")
+	grpo := func() *Trainer {
+		tr := newTinyTrainer(t, dir, 2, 2, 1)
+		tr.Critic, tr.CriticOpt = nil, nil
+		tr.Cfg.AdvEstimator, tr.Cfg.RewardNorm, tr.Cfg.FilterRatio = "grpo", "mean_std", 1
+		return tr
+	}
+	a := grpo()
+	if _, err := a.Step(0); err != nil {
+		t.Fatal(err)
+	}
+	ck, err := a.SaveCheckpoint(root, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(ck, "critic.safetensors")); err == nil {
+		t.Fatal("a GRPO checkpoint holds a critic")
+	}
+	b := grpo()
+	if step, err := b.LoadCheckpoint(ck); err != nil || step != 1 {
+		t.Fatalf("GRPO resume: step %d, %v", step, err)
+	}
+	x, y := model.Float32s(a.Actor.Norm.Weight), model.Float32s(b.Actor.Norm.Weight)
+	for j := range x {
+		if x[j] != y[j] {
+			t.Fatalf("norm[%d]: saved %v, loaded %v", j, x[j], y[j])
+		}
+	}
+	ppo := newTinyTrainer(t, dir, 2, 2, 1)
+	if _, err := ppo.LoadCheckpoint(ck); err == nil || !strings.Contains(err.Error(), "has no critic") {
+		t.Fatalf("a PPO trainer loading a GRPO checkpoint: %v", err)
 	}
 }
