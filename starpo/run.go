@@ -106,7 +106,10 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 // checkTrainable refuses settings that roll out but cannot be trained:
 // with agent.max_context_window > 0 each turn is its own sequence
 // (rollout.Trajectory.PerTurn), which the batch does not take yet.
-// Evaluation with a window works.
+// Evaluation with a window works. Pipelines (quickstart, study) call it
+// before their first stage.
+func CheckTrainable(cfg config.Config) error { return checkTrainable(cfg) }
+
 func checkTrainable(cfg config.Config) error {
 	if w := cfg.Agent.MaxContextWindow; w > 0 {
 		return fmt.Errorf("agent.max_context_window %d: training on windowed contexts (one sequence per turn) is not implemented; use -1 (the whole episode, RAGEN's default) to train, a window only to evaluate", w)
