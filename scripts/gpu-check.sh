@@ -29,6 +29,15 @@ die() { echo "gpu-check: $*" >&2; exit 2; }
 prepare() {
 	[ -f "$tokdefault" ] || "$root/scripts/fetch-tokenizer-data.sh" >&2
 	bin=$("$root/scripts/torch-venv.sh" 2.11.0)
+	# The CUDA-graph shim includes CUDA runtime headers that torch's wheels
+	# leave out (crt/host_config.h): the nvidia-cuda-crt wheel of the same
+	# CUDA release as the nvidia-cuda-runtime wheel torch depends on.
+	if ! "$bin/pip" show -q nvidia-cuda-crt >/dev/null 2>&1; then
+		rt=$("$bin/pip" show nvidia-cuda-runtime 2>/dev/null | sed -n 's/^Version: //p')
+		[ -n "$rt" ] || die "the torch venv $bin has no nvidia-cuda-runtime wheel: is its torch a CUDA build?"
+		"$bin/pip" install -q --disable-pip-version-check "nvidia-cuda-crt==${rt%.*}.*" >&2 ||
+			die "pip could not install nvidia-cuda-crt ${rt%.*} (the CUDA-graph shim needs its headers)"
+	fi
 	mkdir -p "$bundle"
 	# make deps prepares third_party/gotch for the venv's libtorch (found
 	# first on PATH, as a user's pip install is); the binary goes to the
