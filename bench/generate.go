@@ -80,7 +80,8 @@ func syncDevice(t *ts.Tensor) {
 // genOptions are the sampling options of the generation measurements: no
 // stop ids, so every sequence runs to n tokens.
 func (r *runner) genOptions(n int) model.GenerateOptions {
-	return model.GenerateOptions{Sampling: model.Sampling{Temperature: r.o.Temperature, TopP: 1}, MaxNewTokens: n, Seed: r.o.Seed}
+	return model.GenerateOptions{Sampling: model.Sampling{Temperature: r.o.Temperature, TopP: 1}, MaxNewTokens: n, Seed: r.o.Seed,
+		StaticCache: r.o.StaticCache, CUDAGraphs: r.o.CUDAGraphs}
 }
 
 // prefill times prompts of PrefillLen tokens, prefilled and one token

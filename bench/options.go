@@ -25,6 +25,10 @@ var AllParts = []string{PartPeak, PartPrefill, PartDecode, PartRollout, PartUpda
 type Options struct {
 	Parts []string // subset of AllParts; the update needs the rollout's trajectories
 
+	// StaticCache and CUDAGraphs choose the decode path of the prefill,
+	// decode and rollout measurements (model.GenerateOptions).
+	StaticCache, CUDAGraphs bool
+
 	PeakSizes   []int   // square matmul sizes; the peak is the best of them
 	PeakSeconds float64 // time per size and dtype
 

@@ -49,7 +49,8 @@ func (r *runner) rollout() (*rollout.Manager, []rollout.Trajectory, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	gopt := starpo.GenOptions{Sampling: model.Sampling{Temperature: o.Temperature, TopP: 1}, MaxTokens: o.RolloutTokens, Seed: o.Seed, Stop: []string{"</answer>"}}
+	gopt := starpo.GenOptions{Sampling: model.Sampling{Temperature: o.Temperature, TopP: 1}, MaxTokens: o.RolloutTokens, Seed: o.Seed, Stop: []string{"</answer>"},
+		StaticCache: o.StaticCache, CUDAGraphs: o.CUDAGraphs}
 	r.o.logf("rollout: %d × %d %s environments, %d turns of at most %d tokens", o.RolloutGroups, o.RolloutGroupSize, rolloutTag, o.RolloutTurns, o.RolloutTokens)
 
 	w := watchMemory(r.gpu())

@@ -95,32 +95,36 @@ func BenchmarkPrefill(b *testing.B) {
 }
 
 // BenchmarkDecode: after a 64-token prompt, 64 new tokens per sequence
-// (EOS never fires: no stop ids), KV cache on; reports decode tokens/s.
+// (EOS never fires: no stop ids), through the dynamic KV cache and the
+// static one (GenerateOptions.StaticCache); reports decode tokens/s.
 func BenchmarkDecode(b *testing.B) {
 	m := loadBench(b)
 	const P, N = 64, 64
-	for _, B := range []int{1, 16, 64} {
-		b.Run(fmt.Sprintf("batch=%d", B), func(b *testing.B) {
-			ps := prompts(B, P)
-			var decodeSec float64
-			for range b.N {
-				t0 := time.Now()
-				if _, err := m.Generate(ps, GenerateOptions{MaxNewTokens: 1}); err != nil {
-					b.Fatal(err)
+	for _, kind := range []string{"dynamic", "static"} {
+		for _, B := range []int{1, 16, 64} {
+			b.Run(fmt.Sprintf("cache=%s/batch=%d", kind, B), func(b *testing.B) {
+				ps := prompts(B, P)
+				static := kind == "static"
+				var decodeSec float64
+				for range b.N {
+					t0 := time.Now()
+					if _, err := m.Generate(ps, GenerateOptions{MaxNewTokens: 1, StaticCache: static}); err != nil {
+						b.Fatal(err)
+					}
+					t1 := time.Now()
+					if _, err := m.Generate(ps, GenerateOptions{MaxNewTokens: N, StaticCache: static}); err != nil {
+						b.Fatal(err)
+					}
+					decodeSec += time.Since(t1).Seconds() - t1.Sub(t0).Seconds()
 				}
-				t1 := time.Now()
-				if _, err := m.Generate(ps, GenerateOptions{MaxNewTokens: N}); err != nil {
-					b.Fatal(err)
+				flops := 0.0
+				for k := 1; k < N; k++ {
+					flops += forwardFLOPs(m.Cfg, B, 1, P+k, 1)
 				}
-				decodeSec += time.Since(t1).Seconds() - t1.Sub(t0).Seconds()
-			}
-			flops := 0.0
-			for k := 1; k < N; k++ {
-				flops += forwardFLOPs(m.Cfg, B, 1, P+k, 1)
-			}
-			b.ReportMetric(float64(B*(N-1)*b.N)/decodeSec, "tokens/s")
-			b.ReportMetric(flops*float64(b.N)/decodeSec/1e9, "GFLOP/s")
-		})
+				b.ReportMetric(float64(B*(N-1)*b.N)/decodeSec, "tokens/s")
+				b.ReportMetric(flops*float64(b.N)/decodeSec/1e9, "GFLOP/s")
+			})
+		}
 	}
 }
 

@@ -20,6 +20,9 @@ type Cache struct {
 
 type layerKV struct {
 	K, V *ts.Tensor // [B, nKV, Cap, hd]
+	// col, in static decoding (staticDecoder), is the [1] int64 device
+	// tensor holding the column to write; nil otherwise.
+	col *ts.Tensor
 }
 
 // NewCache allocates a cache for batch sequences of up to capacity tokens.
@@ -37,8 +40,16 @@ func NewCache(cfg Config, batch, capacity int64, dtype gotch.DType, dev gotch.De
 }
 
 // write stores k, v [B, nKV, T, hd] at [start, start+T) and returns views of
-// positions [0, start+T).
+// positions [0, start+T). In static decoding (col set) it stores the one
+// position at column col and returns views of the whole capacity, so the
+// shapes do not depend on the step.
 func (l *layerKV) write(k, v *ts.Tensor, start int64) (*ts.Tensor, *ts.Tensor) {
+	if l.col != nil {
+		check(l.K.IndexCopy_(2, l.col, k))
+		check(l.V.IndexCopy_(2, l.col, v))
+		Cap := size(l.K)[2]
+		return must(l.K.Narrow(2, 0, Cap, false)), must(l.V.Narrow(2, 0, Cap, false))
+	}
 	T := size(k)[2]
 	for _, p := range [2][2]*ts.Tensor{{l.K, k}, {l.V, v}} {
 		dst := must(p[0].Narrow(2, start, T, false))

@@ -52,7 +52,10 @@ func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
 	defer s.Drop()
 	T := size(in.IDs)[1]
 	start := int64(0)
-	if cache != nil {
+	// A static decode step's position lives on the device, and its decoder
+	// counts the host side (staticDecoder.step).
+	counted := cache != nil && !cache.static()
+	if counted {
 		check(cache.advance(T))
 		start = cache.Len
 	}
@@ -63,7 +66,7 @@ func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
 	for i := range m.Layers {
 		x = s.Keep(m.Layers[i].Forward(x, cos, sin, in.Bias, cache.layer(i), start))
 	}
-	if cache != nil {
+	if counted {
 		cache.Len += T
 	}
 	return m.Norm.Forward(x)

@@ -29,6 +29,15 @@ type GenerateOptions struct {
 	Session *Session
 	// OnToken, when not nil, receives every new token as it is chosen.
 	OnToken func(seq int, id int)
+	// StaticCache decodes with fixed shapes (staticDecoder): the batch is
+	// not compacted as sequences finish, and attention spans the whole
+	// cache under a mask. The same ids and log-probabilities as the
+	// default; slower on the CPU, the prerequisite of CUDAGraphs.
+	StaticCache bool
+	// CUDAGraphs replays the static decode step as a CUDA graph (it
+	// implies StaticCache); an error on anything but a CUDA device with a
+	// CUDA build of libtorch.
+	CUDAGraphs bool
 }
 
 // Generation is one sequence's output.
@@ -67,6 +76,9 @@ func (m *CausalLM) Generate(prompts [][]int, o GenerateOptions) (out []Generatio
 	}
 	if total := L + o.MaxNewTokens; total > m.Cfg.MaxPositionEmbeddings {
 		return nil, fmt.Errorf("prompt of %d tokens plus %d new ones exceeds the model's %d positions", L, o.MaxNewTokens, m.Cfg.MaxPositionEmbeddings)
+	}
+	if err := m.checkDecodeOptions(o); err != nil {
+		return nil, err
 	}
 	err = torchrt.NoGrad(func() (err error) {
 		defer torchrt.Catch(&err, "generating")
@@ -120,6 +132,16 @@ func (m *CausalLM) generate(prompts [][]int, L int, o GenerateOptions) []Generat
 	st.keyMask = torchrt.Matrix(mask, int64(B), int64(L), dev)
 	defer func() { dropAll(st.keyMask) }()
 	logits := m.prefill(ids, mask, B, L, S, cache)
+	var static *staticDecoder
+	if o.StaticCache || o.CUDAGraphs {
+		var err error
+		static, err = newStaticDecoder(m, cache, mask, B, L, st.nextPos, o.CUDAGraphs)
+		if err != nil {
+			logits.MustDrop()
+			check(err)
+		}
+		defer static.Drop()
+	}
 	var kept []sessionSeq // this call's sequences, for the session
 	defer func() {
 		if o.Session != nil {
@@ -165,6 +187,10 @@ func (m *CausalLM) generate(prompts [][]int, L int, o GenerateOptions) []Generat
 		}
 		if finished == len(st.rows) {
 			return out
+		}
+		if static != nil {
+			logits = static.step(nextIDs)
+			continue
 		}
 		// Compact once an eighth of the batch has finished: dropping rows
 		// copies the cache, so it is not worth doing for every sequence.

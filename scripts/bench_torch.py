@@ -14,6 +14,11 @@ answer per line on stdout ({"ok": true, ...} or {"ok": false, "error":
 ...}); `ragen bench` starts it once, so the model is loaded once and each
 measurement runs interleaved with the Go one. Logs go to stderr.
 
+RAGEN_BENCH_IMPL=transformers runs transformers' own Qwen2ForCausalLM and
+Qwen2ForTokenClassification (SDPA attention, transformers' DynamicCache)
+through the same loops instead of the eager copy below (scripts/gpu-check.sh
+does, on the GPU machine).
+
 Requests (cmd): load, peak, logits, prefill, decode, rollout,
 train_actor, train_critic, quit. See handle() for their fields.
 """
@@ -253,6 +258,9 @@ class Qwen2ForCausalLM(nn.Module):
         if cfg.tie_word_embeddings:
             self.lm_head.weight = self.model.embed_tokens.weight
 
+    def new_cache(self):
+        return DynamicCache(self.model.cfg.num_hidden_layers)
+
     def forward(self, input_ids, attention_mask, position_ids, cache=None, logits_to_keep=0):
         h = self.model(input_ids, attention_mask, position_ids, cache)
         if logits_to_keep:
@@ -297,7 +305,7 @@ def generate(model, prompts, lengths, temperature, device, on_first=None):
     their log-probabilities (what RL keeps)."""
     input_ids, attention_mask = left_pad(prompts, device)
     B = input_ids.shape[0]
-    cache = DynamicCache(model.model.cfg.num_hidden_layers)
+    cache = model.new_cache()
     unfinished = torch.ones(B, dtype=torch.long, device=device)
     target = torch.tensor(lengths, device=device)
     cur = input_ids
@@ -437,6 +445,51 @@ def peak_memory(st):
     return out
 
 
+# --- transformers itself (RAGEN_BENCH_IMPL=transformers) -----------------------
+
+class HFCausalLM(nn.Module):
+    """transformers' own Qwen2ForCausalLM (SDPA attention, its DynamicCache)
+    behind this script's interface, so generate(), the rollout and the
+    updates above run the peer's modules instead of the eager copy."""
+
+    def __init__(self, d, dtype):
+        super().__init__()
+        from transformers import Qwen2ForCausalLM as HF
+        self.m = HF.from_pretrained(d, dtype=dtype, attn_implementation="sdpa")
+
+    def new_cache(self):
+        from transformers import DynamicCache as HFCache
+        return HFCache()
+
+    def forward(self, input_ids, attention_mask, position_ids, cache=None, logits_to_keep=0):
+        out = self.m(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids,
+                     past_key_values=cache, use_cache=cache is not None, logits_to_keep=logits_to_keep)
+        return out.logits.float()
+
+
+class HFCritic(nn.Module):
+    """transformers' Qwen2ForTokenClassification with one label (verl's critic)."""
+
+    def __init__(self, d, dtype, weight, bias):
+        super().__init__()
+        from transformers import Qwen2ForTokenClassification as HF
+        self.m = HF.from_pretrained(d, num_labels=1, dtype=torch.float32, attn_implementation="sdpa")
+        with torch.no_grad():
+            self.m.score.weight.copy_(weight)
+            self.m.score.bias.copy_(bias)
+        self.m.to(dtype=dtype)
+
+    def forward(self, input_ids, attention_mask, position_ids):
+        return self.m(input_ids=input_ids, attention_mask=attention_mask, position_ids=position_ids).logits.float()
+
+
+def impl():
+    v = os.environ.get("RAGEN_BENCH_IMPL", "eager")
+    if v not in ("eager", "transformers"):
+        raise ValueError("RAGEN_BENCH_IMPL=%r is not eager or transformers" % v)
+    return v
+
+
 def load(st, req):
     st.dir = req["model"]
     st.cfg = Config(st.dir)
@@ -444,6 +497,12 @@ def load(st, req):
     if req.get("threads"):
         torch.set_num_threads(req["threads"])
     st.dtype = DTYPES[req.get("dtype", "fp32")]
+    if impl() == "transformers":
+        import transformers
+        st.actor = HFCausalLM(st.dir, st.dtype).to(st.device).eval()
+        return {"parameters": sum(p.numel() for p in st.actor.parameters()),
+                "torch": torch.__version__ + ", transformers " + transformers.__version__,
+                "python": sys.version.split()[0], "threads": torch.get_num_threads()}
     st.actor = Qwen2ForCausalLM(st.cfg)
     tensors = read_checkpoint(st.dir)
     if st.cfg.tie_word_embeddings:
@@ -460,6 +519,11 @@ def ensure_critic(st, req):
     """The critic: the checkpoint's backbone and the score head the request
     brings (the Go side's freshly drawn one, so both critics start equal)."""
     if st.critic is not None:
+        return
+    if impl() == "transformers":
+        w = torch.tensor(req["score_weight"], dtype=torch.float32).view(1, st.cfg.hidden_size)
+        b = torch.tensor(req["score_bias"], dtype=torch.float32).view(1)
+        st.critic = HFCritic(st.dir, st.dtype, w, b).to(st.device).train()
         return
     st.critic = Qwen2ForTokenClassification(st.cfg)
     tensors = {k: v for k, v in read_checkpoint(st.dir).items() if k.startswith("model.")}

@@ -12,6 +12,8 @@ type GenOptions struct {
 	MaxTokens int      // response tokens per turn (RAGEN: 400; 500 for Bandit)
 	Seed      int64    // seeds libtorch's sampler for this rollout
 	Stop      []string // stop once the text ends with one of these (e.g. "</answer>")
+	// StaticCache and CUDAGraphs choose the decode path (model.GenerateOptions).
+	StaticCache, CUDAGraphs bool
 }
 
 // NewGenerator returns a rollout.Generator that samples with the policy:
@@ -35,9 +37,10 @@ func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) (ge
 			Sampling: o.Sampling, MaxNewTokens: o.MaxTokens, EOS: eos,
 			// Each call of a rollout gets its own seed, so turns differ and a
 			// rerun of the same rollout is identical.
-			Seed:    o.Seed + int64(call),
-			OnToken: func(seq, id int) { texts[seq].Add(id) },
-			Session: sess,
+			Seed:        o.Seed + int64(call),
+			OnToken:     func(seq, id int) { texts[seq].Add(id) },
+			Session:     sess,
+			StaticCache: o.StaticCache, CUDAGraphs: o.CUDAGraphs,
 		}
 		call++
 		if len(o.Stop) > 0 {

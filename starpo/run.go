@@ -58,6 +58,10 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 		return nil, err
 	}
 	t := &Trainer{Cfg: stepConfig(cfg), Actor: actor, Tok: tok, Dist: comm}
+	if err := t.checkDevicePaths(); err != nil {
+		actor.Drop()
+		return nil, err
+	}
 	if t.ActorLR, err = optim.NewSchedule(cfg.Actor.LR, cfg.Actor.WarmupSteps, cfg.Actor.WarmupRatio, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("actor: %w", err)
 	}
@@ -137,6 +141,7 @@ func stepConfig(c config.Config) StepConfig {
 	a := c.Algorithm
 	s.Gen.Sampling = model.Sampling{Temperature: c.Rollout.Temperature, TopP: c.Rollout.TopP, TopK: c.Rollout.TopK}
 	s.Gen.MaxTokens, s.Gen.Seed = c.Rollout.ResponseLength, c.Seed
+	s.Gen.StaticCache, s.Gen.CUDAGraphs = c.Rollout.StaticCache, c.Rollout.CUDAGraphs
 	s.AdvEstimator, s.RewardNorm, s.FilterRatio, s.FilterMode = a.AdvEstimator, a.RewardNorm, a.FilterRatio, a.FilterType
 	s.Gamma, s.Lambda, s.ClipLow, s.ClipHigh, s.ClipC = a.Gamma, a.Lambda, a.ClipLow, a.ClipHigh, a.ClipC
 	s.ValueClip, s.EntropyCoef, s.AggMode = a.ValueClip, a.EntropyCoef, loss.AggMode(a.LossAggMode)
@@ -144,6 +149,7 @@ func stepConfig(c config.Config) StepConfig {
 	s.MiniBatch, s.Epochs, s.UseTurnScores = a.MiniBatch, a.Epochs, a.TurnScores
 	s.UseKLLoss, s.KLLossCoef, s.KLLossType = a.UseKLLoss, a.KLLossCoef, a.KLLossType
 	s.UseKLInReward, s.KLCoef, s.KLPenalty = a.KLInReward, a.KLCoef, a.KLPenalty
+	s.Autocast = a.Autocast
 	return s
 }
 

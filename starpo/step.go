@@ -42,6 +42,7 @@ type StepConfig struct {
 	GradClip       float64      // actor's global gradient-norm clip
 	CriticGradClip float64      // critic's
 	ChunkRows      int          // lm-head chunk for training scores
+	Autocast       string       // AutocastOff or AutocastBF16 (CUDA only: bf16 updates over fp32 master weights)
 }
 
 // DefaultStepConfig is StarPO-S with RAGEN's defaults (spec §1.3, §9.11).
@@ -88,6 +89,9 @@ type Trainer struct {
 // metrics, plus perf/ throughput and memory and the reward terms.
 func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	defer torchrt.Catch(&err, fmt.Sprintf("training step %d", step))
+	if err := t.checkAutocast(); err != nil {
+		return nil, err
+	}
 	met := map[string]float64{}
 	t0 := time.Now()
 	rc := t.Envs.Config()

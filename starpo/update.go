@@ -170,8 +170,13 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 	norms, skipped, err := t.optimiserSteps(b, t.CriticOpt, t.Cfg.CriticGradClip, func(mb span, n int) (float64, error) {
 		var s torchrt.Scope
 		defer s.Drop()
-		dev := t.Critic.Device
-		v := s.Keep(torchrt.Must(t.Critic.Values(inputs(b, mb, dev, t.Critic.DType, &s))))
+		critic, release, err := t.criticForUpdate()
+		if err != nil {
+			return 0, err
+		}
+		defer release()
+		dev := critic.Device
+		v := s.Keep(torchrt.Must(critic.Values(inputs(b, mb, dev, critic.DType, &s))))
 		v = s.Keep(torchrt.Must(v.Narrow(1, 0, int64(b.L-1), false)))
 		l, vm, err := loss.ValueLoss(v, s.Keep(floatRows(oldV, mb.lo, mb.hi, dev)), s.Keep(floatRows(returns, mb.lo, mb.hi, dev)), s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev)), t.Cfg.ValueClip, t.Cfg.AggMode)
 		if err != nil {
@@ -212,9 +217,14 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.GradClip, func(mb span, n int) (float64, error) {
 		var s torchrt.Scope
 		defer s.Drop()
-		dev := t.Actor.Device
+		actor, release, err := t.actorForUpdate()
+		if err != nil {
+			return 0, err
+		}
+		defer release()
+		dev := actor.Device
 		ids, attn, resp := b.microTensors(mb, dev, &s)
-		sc, err := t.Actor.ScoreForTraining(ids, attn, resp, t.Cfg.ChunkRows)
+		sc, err := actor.ScoreForTraining(ids, attn, resp, t.Cfg.ChunkRows)
 		if err != nil {
 			return 0, err
 		}

@@ -48,6 +48,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	soak := fs.Duration("soak", 0, "also decode in a loop this long (e.g. 10m) and check resident memory stays flat")
 	fs.IntVar(&d.SoakBatch, "soak-batch", d.SoakBatch, "batch of the soak loop")
 	fs.Int64Var(&d.Seed, "seed", d.Seed, "seed of weights, prompts and sampling")
+	fs.BoolVar(&d.StaticCache, "static-cache", false, "decode with fixed shapes over a static KV cache (slower on the CPU)")
+	fs.BoolVar(&d.CUDAGraphs, "cuda-graphs", false, "replay each decode step as a CUDA graph over the static cache (CUDA only)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}

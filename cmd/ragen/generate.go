@@ -41,6 +41,8 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	stops := fs.StringArray("stop", nil, "stop once the text ends with this string (repeatable)")
 	place := addPlacementFlags(fs)
 	asJSON := fs.Bool("json", false, `print one JSON object {"prompt_ids","ids","text","logprobs","finish_reason"} per prompt and line instead of streaming text`)
+	static := fs.Bool("static-cache", false, "decode with fixed shapes over a static KV cache (the same ids and log-probs; slower on the CPU)")
+	graphs := fs.Bool("cuda-graphs", false, "replay each decode step as a CUDA graph over the static cache (CUDA only)")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -83,6 +85,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	opt := model.GenerateOptions{
 		Sampling:     model.Sampling{Temperature: *temp, TopP: *topP, TopK: *topK},
 		MaxNewTokens: *maxNew, Seed: *seed, EOS: stopIDs(m.Cfg, tok),
+		StaticCache: *static, CUDAGraphs: *graphs,
 	}
 	// Text streams only for a single prompt; a batch's sequences advance
 	// together, so their texts are printed one after another at the end.

@@ -38,9 +38,15 @@ func (r runFlags) load(suffix string) (config.Config, string, error) {
 	return cfg, out, nil
 }
 
-// configPlacement resolves the dtype and device the config asks for.
+// configPlacement resolves the dtype and device the config asks for. With
+// algorithm.autocast bf16, dtype auto holds the weights in fp32: they are
+// the master weights the bf16 updates step.
 func configPlacement(cfg config.Config) (model.Options, error) {
-	return modelOptions(cfg.DType, cfg.Device, "dtype", "device")
+	dtype := cfg.DType
+	if cfg.Algorithm.Autocast != "" && (dtype == "" || dtype == "auto") {
+		dtype = "fp32"
+	}
+	return modelOptions(dtype, cfg.Device, "dtype", "device")
 }
 
 // loadFor is load for a job that starts from the checkpoint in dir: the

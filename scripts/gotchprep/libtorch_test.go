@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -184,5 +185,45 @@ func TestDemangleNested(t *testing.T) {
 		if got := demangleNested(in); got != want {
 			t.Errorf("demangleNested(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// The CUDA-graph shim is compiled in only for a CUDA libtorch with
+// CUDAGraph.h and complete CUDA runtime headers; otherwise the stub says
+// which is missing.
+func TestCUDAGraphSetup(t *testing.T) {
+	root := t.TempDir()
+	inc := filepath.Join(root, "torch", "include")
+	must(t, os.MkdirAll(filepath.Join(inc, "ATen", "cuda"), 0o755))
+	lt := Libtorch{Include: inc, LibDir: filepath.Join(root, "torch", "lib"), Version: "2.11.0", Source: "python torch"}
+	if _, why := lt.cudaGraphSetup(nil); !strings.Contains(why, "CPU-only build") {
+		t.Errorf("CPU libtorch: why = %q", why)
+	}
+	lt.CUDA = true
+	if _, why := lt.cudaGraphSetup(nil); !strings.Contains(why, "CUDAGraph.h") {
+		t.Errorf("no CUDAGraph.h: why = %q", why)
+	}
+	must(t, os.WriteFile(filepath.Join(inc, "ATen", "cuda", "CUDAGraph.h"), nil, 0o644))
+	wheel := filepath.Join(root, "nvidia", "cu13", "include")
+	must(t, os.MkdirAll(wheel, 0o755))
+	must(t, os.WriteFile(filepath.Join(wheel, "cuda_runtime_api.h"), nil, 0o644))
+	cands := lt.cudaHeaderCandidates()
+	if !slices.Contains(cands, wheel) {
+		t.Fatalf("candidates %v miss the nvidia wheel's %s", cands, wheel)
+	}
+	if dir, why := lt.cudaGraphSetup([]string{wheel}); dir != "" || !strings.Contains(why, "nvidia-cuda-crt") {
+		t.Errorf("runtime headers without crt/: dir %q, why %q", dir, why)
+	}
+	must(t, os.MkdirAll(filepath.Join(wheel, "crt"), 0o755))
+	must(t, os.WriteFile(filepath.Join(wheel, "crt", "host_config.h"), nil, 0o644))
+	dir, why := lt.cudaGraphSetup([]string{"/nonexistent", wheel})
+	if dir != wheel || why != "" {
+		t.Fatalf("complete headers: dir %q, why %q", dir, why)
+	}
+	if f := lt.cudaGraphFlags(dir)[0]; !strings.Contains(f, "-I"+wheel+" -DRAGEN_CUDA_GRAPHS") || strings.Contains(f, "SRCDIR") {
+		t.Errorf("flags: %s", f)
+	}
+	if f := lt.cudaGraphFlags("")[0]; strings.Contains(f, "RAGEN_CUDA_GRAPHS") {
+		t.Errorf("stub flags: %s", f)
 	}
 }

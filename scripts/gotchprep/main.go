@@ -66,6 +66,7 @@ func main() {
 	force := flag.Bool("force", false, "prepare again even if the copy is up to date")
 	find := flag.Bool("find", false, "only report the libtorch that would be used, as JSON")
 	shim := flag.String("c10d", "dist/c10d", "folder of the c10d shim to write cgo_flags.go into (empty: none)")
+	graphs := flag.String("cudagraph", "internal/cudagraph", "folder of the CUDA-graph shim to write cgo_flags.go into (empty: none)")
 	flag.Parse()
 	lt, err := findLibtorch(os.Getenv("LIBTORCH"), pythonTorch, defaultSystemRoots)
 	if errors.Is(err, errNoLibtorch) {
@@ -87,6 +88,12 @@ func main() {
 	if *shim != "" {
 		if err := writeC10dFlags(*shim, lt); err != nil {
 			fmt.Fprintln(os.Stderr, "gotchprep: writing the c10d shim's flags:", err)
+			os.Exit(1)
+		}
+	}
+	if *graphs != "" {
+		if err := writeCUDAGraphFlags(*graphs, lt); err != nil {
+			fmt.Fprintln(os.Stderr, "gotchprep: writing the CUDA-graph shim's flags:", err)
 			os.Exit(1)
 		}
 	}

@@ -59,6 +59,11 @@ type Rollout struct {
 	TopK           int     `yaml:"top_k"`           // -1 = off
 	ResponseLength int     `yaml:"response_length"` // tokens per turn
 	ValTemperature float64 `yaml:"val_temperature"` // validation sampling temperature
+	// StaticCache decodes with fixed shapes over a static KV cache (the
+	// same ids and log-probs; slower on the CPU); CUDAGraphs also replays
+	// each decode step as a CUDA graph (CUDA only, implies static_cache).
+	StaticCache bool `yaml:"static_cache"`
+	CUDAGraphs  bool `yaml:"cuda_graphs"`
 }
 
 // Builtin is the shape of the small Qwen2-architecture model that the
@@ -121,6 +126,7 @@ type Algorithm struct {
 	KLInReward   bool    `yaml:"use_kl_in_reward"` // KL to the reference subtracted from the token rewards
 	KLCoef       float64 `yaml:"kl_coef"`          // its (fixed) coefficient
 	KLPenalty    string  `yaml:"kl_penalty"`       // its estimator
+	Autocast     string  `yaml:"autocast"`         // "" (off) or bf16: bf16 updates over fp32 master weights (CUDA only)
 }
 
 // Optim holds one AdamW.

@@ -43,6 +43,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sft.noise %v must be in [0, 1]", c.SFT.Noise)
 	case c.SFT.LR < 0:
 		return fmt.Errorf("sft.lr %v must be ≥ 0", c.SFT.LR)
+	case c.Algorithm.Autocast != "" && c.Algorithm.Autocast != "bf16":
+		return fmt.Errorf("algorithm.autocast %q is not \"\" (off) or bf16", c.Algorithm.Autocast)
 	case c.TrajEvery < 0:
 		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajEvery)
 	case c.Shaping.ThinkMaxWords < 0:
