@@ -70,6 +70,11 @@ run() {
 	lib=$("$python" -c 'import os, torch; print(os.path.join(os.path.dirname(torch.__file__), "lib"))') ||
 		die "--python $python does not import torch"
 	"$python" -c 'import transformers' 2>/dev/null || die "--python $python does not import transformers"
+	# The binary links libcudart itself (the CUDA-graph shim), so the
+	# nvidia wheels' lib folders beside torch go on the path too.
+	for d in "$lib"/../../nvidia/*/lib; do
+		[ -d "$d" ] && lib="$lib:$(cd "$d" && pwd)"
+	done
 	export LD_LIBRARY_PATH="$lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	mkdir -p "$out"
 	echo "gpu-check: $ragen on $device, libtorch from $lib, results in $out" >&2

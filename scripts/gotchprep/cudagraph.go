@@ -67,7 +67,34 @@ func (lt Libtorch) cudaGraphFlags(cudaInc string) []string {
 		}
 		cpp += " -DRAGEN_CUDA_GRAPHS"
 	}
-	return []string{cpp, fl[1], fl[2]}
+	ld := fl[2]
+	if cudaInc != "" {
+		ld += cudartFlags(cudaInc)
+	}
+	return []string{cpp, fl[1], ld}
+}
+
+// cudartFlags links the CUDA runtime the shim calls (cudaStreamWaitEvent):
+// libtorch_cuda needs it too but does not re-export it, and PyPI's wheels
+// ship only the versioned libcudart.so.N, in the lib/ (or lib64/) folder
+// beside the headers' include/.
+func cudartFlags(cudaInc string) string {
+	for _, sub := range []string{"lib", "lib64"} {
+		dir := filepath.Join(filepath.Dir(cudaInc), sub)
+		if _, err := os.Stat(filepath.Join(dir, "libcudart.so")); err == nil {
+			return " -L" + dir + " -Wl,-rpath," + dir + " -lcudart"
+		}
+		if libs, _ := filepath.Glob(filepath.Join(dir, "libcudart.so.*")); len(libs) > 0 {
+			short := libs[0] // libcudart.so.13 before libcudart.so.13.0.96
+			for _, l := range libs {
+				if len(l) < len(short) {
+					short = l
+				}
+			}
+			return " -L" + dir + " -Wl,-rpath," + dir + " -l:" + filepath.Base(short)
+		}
+	}
+	return " -lcudart"
 }
 
 // writeCUDAGraphFlags writes dir/cgo_flags.go for lt, and says when the

@@ -47,7 +47,7 @@ const (
 	gotchVersion = "v0.9.1"
 	// prepRevision changes whenever the transformation below changes, so that
 	// existing copies are prepared again.
-	prepRevision = 7
+	prepRevision = 8
 	// exitNoLibtorch is the exit status of -find when nothing was found; the
 	// deps script then offers to install one.
 	exitNoLibtorch = 3
