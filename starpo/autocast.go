@@ -5,6 +5,7 @@ import (
 
 	"github.com/sugarme/gotch"
 
+	"github.com/ragen-go/ragen/internal/cudagraph"
 	"github.com/ragen-go/ragen/model"
 )
 
@@ -22,8 +23,11 @@ var autocastOnCPU = false
 // checkDevicePaths refuses, before any work, the CUDA-only paths a run on
 // another device asks for: CUDA-graph decoding and the bf16 autocast.
 func (t *Trainer) checkDevicePaths() error {
-	if t.Cfg.Gen.CUDAGraphs && !t.Actor.Device.IsCuda() {
-		return fmt.Errorf("rollout.cuda_graphs replays each decode step as a CUDA graph, which needs a CUDA device; the actor is on the CPU: set rollout.cuda_graphs false (rollout.static_cache alone runs anywhere)")
+	if t.Cfg.Gen.CUDAGraphs {
+		// The decoder's own check (a CUDA device and a build with the shim).
+		if err := cudagraph.Available(t.Actor.Device); err != nil {
+			return fmt.Errorf("rollout.cuda_graphs: %w: set rollout.cuda_graphs false (rollout.static_cache alone runs anywhere)", err)
+		}
 	}
 	return t.checkAutocast()
 }
