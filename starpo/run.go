@@ -46,7 +46,7 @@ type Run struct {
 // plays its shard of the training and validation groups, and only rank 0
 // writes the run folder.
 func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *dist.Comm) (*Run, error) {
-	if err := checkTrainable(cfg); err != nil {
+	if err := CheckTrainable(cfg); err != nil {
 		return nil, err
 	}
 	tok, err := tokenizer.Load(modelDir)
@@ -107,14 +107,12 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 	return &Run{Cfg: cfg, Dir: out, Model: modelDir, Trainer: t, Val: val}, nil
 }
 
-// checkTrainable refuses settings that roll out but cannot be trained:
+// CheckTrainable refuses settings that roll out but cannot be trained:
 // with agent.max_context_window > 0 each turn is its own sequence
 // (rollout.Trajectory.PerTurn), which the batch does not take yet.
 // Evaluation with a window works. Pipelines (quickstart, study) call it
 // before their first stage.
-func CheckTrainable(cfg config.Config) error { return checkTrainable(cfg) }
-
-func checkTrainable(cfg config.Config) error {
+func CheckTrainable(cfg config.Config) error {
 	if w := cfg.Agent.MaxContextWindow; w > 0 {
 		return fmt.Errorf("agent.max_context_window %d: training on windowed contexts (one sequence per turn) is not implemented; use -1 (the whole episode, RAGEN's default) to train, a window only to evaluate", w)
 	}

@@ -62,8 +62,15 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	cells := spec.Cells()
+	if err := starpo.CheckTrainable(warm); err != nil {
+		return err
+	}
 	for _, c := range cells { // every run's config is checked before any work
-		if _, err := spec.RunConfig(c, *sets); err != nil {
+		cfg, err := spec.RunConfig(c, *sets)
+		if err != nil {
+			return err
+		}
+		if err := starpo.CheckTrainable(cfg); err != nil {
 			return err
 		}
 	}
