@@ -186,8 +186,9 @@ def main():
         ragen("train", "--config", "configs/smoke.yaml", "--model", work / "ckpt-fp32", "--out", run,
               "--log-format", "json", *[x for s in sets for x in ("--set", s)])
         lines = [json.loads(l) for l in (run / "metrics.jsonl").read_text().splitlines() if l.strip()]
-        return {"sets": sets, "metric_lines": len(lines), "last": {k: v for k, v in lines[-1].items() if "loss" in k or "grad_norm" in k},
-                "pass_steps": len(lines) >= 2}
+        trained = [l for l in lines if "actor/pg_loss" in l]  # the other lines are validations
+        last = {k: v for k, v in trained[-1].items() if "loss" in k or "grad_norm" in k} if trained else {}
+        return {"sets": sets, "training_steps": len(trained), "last": last, "pass_steps": len(trained) == 2}
 
     if args.small:
         b = ["--preset", "tiny", "--decode-batches", "4", "--decode-prompt", "16", "--decode-tokens", "8",
