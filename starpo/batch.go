@@ -9,7 +9,9 @@ import (
 	"github.com/ragen-go/ragen/starpo/rollout"
 )
 
-// batch is a left-padded set of trajectories in the shapes the update uses.
+// batch is a left-padded set of training rows (a trajectory's whole
+// episode, or one turn of it in its context window) in the shapes the
+// update uses.
 // Token coordinates [B, L]: ids and the attention mask. Response
 // coordinates [B, L−1] (position j predicts token j+1, as RAGEN's
 // responses = input_ids[:, 1:]): the response mask (1 where token j+1 was
@@ -23,20 +25,20 @@ type batch struct {
 	turnEnds [][]int     // [B][turns]: the position predicting each turn's last sampled token
 }
 
-func newBatch(trajs []rollout.Trajectory) *batch {
-	b := &batch{B: len(trajs)}
-	for _, t := range trajs {
+func newBatch(rows []rollout.Sequence) *batch {
+	b := &batch{B: len(rows)}
+	for _, t := range rows {
 		b.L = max(b.L, len(t.IDs))
 	}
 	b.ids, b.attn = make([]int64, b.B*b.L), make([]int64, b.B*b.L)
 	b.resp, b.oldLogp, b.turnEnds = make([][]float64, b.B), make([][]float64, b.B), make([][]int, b.B)
-	for i, t := range trajs {
+	for i, t := range rows {
 		off := b.L - len(t.IDs) // left padding
 		for j, id := range t.IDs {
 			b.ids[i*b.L+off+j], b.attn[i*b.L+off+j] = int64(id), 1
 		}
 		b.resp[i], b.oldLogp[i] = make([]float64, b.L-1), make([]float64, b.L-1)
-		for j := 1; j < len(t.IDs); j++ { // token j of the trajectory sits at off+j
+		for j := 1; j < len(t.IDs); j++ { // token j of the row sits at off+j
 			b.resp[i][off+j-1] = t.LossMask[j]
 			b.oldLogp[i][off+j-1] = t.OldLogProbs[j]
 		}
@@ -45,6 +47,24 @@ func newBatch(trajs []rollout.Trajectory) *batch {
 		}
 	}
 	return b
+}
+
+// trainingRows are the training sequences of trajs, in order: a
+// trajectory's whole episode, or with a context window one sequence per
+// turn (rollout.Trajectory.PerTurn: each turn in the window it was sampled
+// in). owner[r] is the index in trajs of row r, turn[r] its turn (0 for a
+// whole episode).
+func trainingRows(trajs []rollout.Trajectory) (rows []rollout.Sequence, owner, turn []int) {
+	for i, t := range trajs {
+		if len(t.PerTurn) == 0 {
+			rows, owner, turn = append(rows, t.Sequence), append(owner, i), append(turn, 0)
+			continue
+		}
+		for k, s := range t.PerTurn {
+			rows, owner, turn = append(rows, s), append(owner, i), append(turn, k)
+		}
+	}
+	return rows, owner, turn
 }
 
 // tokens is the number of real (unpadded) tokens in the batch.

@@ -46,9 +46,6 @@ type Run struct {
 // plays its shard of the training and validation groups, and only rank 0
 // writes the run folder.
 func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *dist.Comm) (*Run, error) {
-	if err := CheckTrainable(cfg); err != nil {
-		return nil, err
-	}
 	tok, err := tokenizer.Load(modelDir)
 	if err != nil {
 		return nil, err
@@ -105,18 +102,6 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 		return nil, fmt.Errorf("validation environments: %w", err)
 	}
 	return &Run{Cfg: cfg, Dir: out, Model: modelDir, Trainer: t, Val: val}, nil
-}
-
-// CheckTrainable refuses settings that roll out but cannot be trained:
-// with agent.max_context_window > 0 each turn is its own sequence
-// (rollout.Trajectory.PerTurn), which the batch does not take yet.
-// Evaluation with a window works. Pipelines (quickstart, study) call it
-// before their first stage.
-func CheckTrainable(cfg config.Config) error {
-	if w := cfg.Agent.MaxContextWindow; w > 0 {
-		return fmt.Errorf("agent.max_context_window %d: training on windowed contexts (one sequence per turn) is not implemented; use -1 (the whole episode, RAGEN's default) to train, a window only to evaluate", w)
-	}
-	return nil
 }
 
 func optimOptions(o config.Optim) optim.Options {

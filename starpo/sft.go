@@ -43,8 +43,8 @@ func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, noise f
 // SFTOptions are the supervised stage's settings.
 type SFTOptions struct {
 	Epochs     int     // passes over the demonstrations
-	Batch      int     // trajectories per optimiser step
-	MicroBatch int     // trajectories per forward/backward
+	Batch      int     // demonstrations per optimiser step
+	MicroBatch int     // training rows per forward/backward (a demonstration; a turn under a context window)
 	GradClip   float64 // global gradient-norm clip
 	ChunkRows  int     // lm-head chunk
 	Seed       int64   // shuffling
@@ -87,7 +87,8 @@ func SFT(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o 
 			for _, i := range order[lo:min(len(order), lo+o.Batch)] {
 				part = append(part, demos[i])
 			}
-			rep, err := sftStep(actor, opt, newBatch(part), o)
+			rows, _, _ := trainingRows(part)
+			rep, err := sftStep(actor, opt, newBatch(rows), o)
 			if err != nil {
 				return steps, fmt.Errorf("sft step %d (epoch %d): %w", steps+1, epoch+1, err)
 			}

@@ -32,9 +32,6 @@ type SFTResult struct {
 // (sft-metrics.jsonl). stop (nil: never) is polled between steps; when it
 // fires, the weights so far are exported and the result says so.
 func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop func() bool) (res SFTResult, err error) {
-	if err := CheckTrainable(cfg); err != nil {
-		return res, err
-	}
 	tok, err := tokenizer.Load(modelDir)
 	if err != nil {
 		return res, err

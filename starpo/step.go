@@ -36,9 +36,9 @@ type StepConfig struct {
 	KLCoef         float64      // kl_ctrl.kl_coef (fixed controller)
 	KLPenalty      string       // estimator of the in-reward KL
 	AggMode        loss.AggMode // loss aggregation
-	MiniBatch      int          // trajectories per optimiser step (ppo_mini_batch_size); 0 = all kept
+	MiniBatch      int          // training rows per optimiser step (ppo_mini_batch_size): trajectories, or turns under a context window; 0 = all kept
 	Epochs         int          // passes over the kept trajectories (ppo_epochs)
-	MicroBatch     int          // trajectories per forward/backward
+	MicroBatch     int          // training rows per forward/backward
 	GradClip       float64      // actor's global gradient-norm clip
 	CriticGradClip float64      // critic's
 	ChunkRows      int          // lm-head chunk for training scores
@@ -254,17 +254,31 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, met map[string]flo
 			kept = append(kept, tr)
 		}
 	}
-	b := newBatch(kept)
+	rows, owner, turn := trainingRows(kept)
+	b := newBatch(rows)
 	rewards := make([][]float64, b.B)
-	for i, tr := range kept {
-		if !t.Cfg.UseTurnScores {
+	for i := range rows {
+		tr := kept[owner[i]]
+		switch {
+		case !t.Cfg.UseTurnScores:
+			// A turn in its own window carries the episode's score too: with
+			// γ = λ = 1 its advantages are then the same R − V as in the
+			// whole episode.
 			rewards[i] = advantage.PlaceScore(b.resp[i], score[tr.EnvID])
-			continue
+		case len(tr.PerTurn) > 0 && turn[i] >= len(tr.TurnRewards):
+			err = fmt.Errorf("trajectory %d: turn %d has no reward (%d turn rewards)", tr.EnvID, turn[i]+1, len(tr.TurnRewards))
+		case len(tr.PerTurn) > 0:
+			// One turn of a windowed episode: the return from this turn on,
+			// which is what the whole episode's GAE gives its tokens at γ = 1.
+			rewards[i], err = advantage.PlaceTurnRewards(b.resp[i], b.turnEnds[i], []float64{sum(tr.TurnRewards[turn[i]:])})
+		default:
+			rewards[i], err = advantage.PlaceTurnRewards(b.resp[i], b.turnEnds[i], tr.TurnRewards)
 		}
-		if rewards[i], err = advantage.PlaceTurnRewards(b.resp[i], b.turnEnds[i], tr.TurnRewards); err != nil {
+		if err != nil {
 			return nil, nil, err
 		}
 	}
+	met["train/rows"] = float64(b.B)
 	met["critic/score/mean"] = advantage.Mean(keptScores)
 	met["train/kept_trajectories"] = float64(len(keptScores))
 	return rewards, b, nil

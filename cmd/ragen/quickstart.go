@@ -50,9 +50,6 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if err := starpo.CheckTrainable(cfg); err != nil {
-		return err
-	}
 	if _, err := os.Stat(*tokPath); err != nil {
 		return fmt.Errorf("--tokenizer %s: not found (run `make deps`, which fetches the Qwen tokenizer, or point --tokenizer at a Qwen tokenizer.json)", *tokPath)
 	}

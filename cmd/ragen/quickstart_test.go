@@ -78,8 +78,7 @@ func TestQuickstartErrors(t *testing.T) {
 		{[]string{"--tokenizer", "/nonexistent/tokenizer.json"}, "--tokenizer /nonexistent/tokenizer.json: not found"},
 		{[]string{"--set", "sft.episodes=0"}, "sft.episodes"},
 		{[]string{"--set", "bogus=1"}, "bogus"},
-		// Refused before the model is made, not by the tokenizer reduction.
-		{[]string{"--set", "agent.max_context_window=1"}, "agent.max_context_window 1: training on windowed contexts"},
+		{[]string{"--set", "agent.max_context_window=0"}, "agent.max_context_window 0 must be -1"},
 	} {
 		var stdout, stderr strings.Builder
 		args := append([]string{"quickstart", "--config", "../../configs/quickstart.yaml", "--out", t.TempDir()}, c.args...)

@@ -151,7 +151,7 @@ func TestStudyErrors(t *testing.T) {
 		{[]string{"--config", write("armenv.yaml", ok+"arms: [{name: a, envs: [FrozenLake]}]\n")}, `environment "FrozenLake" is not in the study's envs`},
 		{[]string{"--config", write("bogus.yaml", ok+"arms: [{name: a}]\nbogus: 1\n")}, "bogus"},
 		{[]string{"--config", write("badset.yaml", ok+"arms: [{name: a, set: [algorithm.nope=1]}]\n")}, "arm a on Bandit"},
-		{[]string{"--config", write("window.yaml", ok+"arms: [{name: a, set: [agent.max_context_window=1]}]\n")}, "agent.max_context_window 1: training on windowed contexts"},
+		{[]string{"--config", write("window.yaml", ok+"arms: [{name: a, set: [agent.max_context_window=0]}]\n")}, "agent.max_context_window 0 must be -1"},
 		{[]string{"--config", write("good.yaml", ok+"arms: [{name: a}]\n"), "--parallel", "0"}, "--parallel 0"},
 		{[]string{"--config", write("good2.yaml", ok+"arms: [{name: a}]\n"), "--tokenizer", "/nonexistent"}, "--tokenizer /nonexistent: not found"},
 	} {

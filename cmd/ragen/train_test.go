@@ -104,7 +104,7 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--config", "../../configs/nope.yaml", "--model", dir}, "nope.yaml"},
 		{[]string{"--config", "../../configs/smoke.yaml", "--set", "algorithm.fliter_ratio=1", "--model", dir}, "fliter_ratio"},
 		{[]string{"--config", "../../configs/smoke.yaml", "--set", "train.tags=[Chess]", "--model", dir}, `unknown environment tag "Chess"`},
-		{[]string{"--config", "../../configs/smoke.yaml", "--set", "agent.max_context_window=2", "--model", policyCheckpoint(t)}, "agent.max_context_window 2: training on windowed contexts"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "agent.max_context_window=-2", "--model", dir}, "agent.max_context_window -2 must be -1"},
 		{[]string{"--config", "../../configs/smoke.yaml", "--model", dir, "--check-every", "-1"}, "--check-every -1 is negative"},
 	} {
 		code, errOut := runTrainCmd(tc.args...)

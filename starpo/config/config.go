@@ -49,7 +49,7 @@ type Agent struct {
 	MaxActionsPerTurn int     `yaml:"max_actions_per_turn"` // actions kept per answer
 	EnableThink       bool    `yaml:"enable_think"`         // force <think>…</think>
 	FormatPenalty     float64 `yaml:"format_penalty"`       // per offending turn
-	MaxContextWindow  int     `yaml:"max_context_window"`   // turns shown; -1 = all
+	MaxContextWindow  int     `yaml:"max_context_window"`   // turns shown; -1 = all (k > 0: each turn trains in its own window)
 }
 
 // Rollout holds the sampling settings.
@@ -86,7 +86,7 @@ type SFT struct {
 	Episodes   int     `yaml:"episodes"`    // demonstrations
 	Epochs     int     `yaml:"epochs"`      // passes over them
 	Batch      int     `yaml:"batch"`       // trajectories per optimiser step
-	MicroBatch int     `yaml:"micro_batch"` // trajectories per forward/backward
+	MicroBatch int     `yaml:"micro_batch"` // training rows per forward/backward (demonstrations; turns under a context window)
 	LR         float64 `yaml:"lr"`          // AdamW learning rate (constant)
 	Noise      float64 `yaml:"noise"`       // chance that a demonstrated turn's first action is random
 	Seed       int64   `yaml:"seed"`        // first demonstration seed
@@ -116,9 +116,9 @@ type Algorithm struct {
 	ValueClip    float64 `yaml:"value_clip"`       // critic value clipping
 	EntropyCoef  float64 `yaml:"entropy_coef"`     // entropy bonus
 	LossAggMode  string  `yaml:"loss_agg_mode"`    // token-mean, seq-mean-token-mean, seq-mean-token-sum
-	MiniBatch    int     `yaml:"ppo_mini_batch"`   // trajectories per optimiser step; 0 = all kept
+	MiniBatch    int     `yaml:"ppo_mini_batch"`   // training rows per optimiser step (trajectories; turns under a context window); 0 = all kept
 	Epochs       int     `yaml:"ppo_epochs"`       // passes over the kept trajectories
-	MicroBatch   int     `yaml:"micro_batch"`      // trajectories per forward/backward
+	MicroBatch   int     `yaml:"micro_batch"`      // training rows per forward/backward (trajectories; turns under a context window)
 	LMHeadChunk  int     `yaml:"lm_head_chunk"`    // positions per lm-head chunk in training
 	UseKLLoss    bool    `yaml:"use_kl_loss"`      // KL to the frozen reference in the actor loss
 	KLLossCoef   float64 `yaml:"kl_loss_coef"`     // its coefficient

@@ -1,0 +1,211 @@
+package starpo
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+)
+
+// withWindow rebuilds tr's environments with agent.max_context_window k.
+func withWindow(t *testing.T, tr *Trainer, k int) {
+	t.Helper()
+	rc := tr.Envs.Config()
+	rc.MaxContextWindow = k
+	mgr, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr.Envs = mgr
+}
+
+// Every training row, a whole episode or one turn in its window, is the
+// exact context its ids were sampled in: the actor scores the sampled ids
+// of a row with the log-probabilities the sampler drew them with, so the
+// first PPO ratio is 1. With a window each turn is a row of its own whose
+// loss mask covers that turn's sampled ids only.
+func TestTrainingRowsAreOnPolicy(t *testing.T) {
+	for _, window := range []int{-1, 1, 2} {
+		tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 2, 3)
+		withWindow(t, tr, window)
+		if err := tr.Envs.Reset(tr.Envs.Config().TrainSeed(0)); err != nil {
+			t.Fatal(err)
+		}
+		gen, release := NewGenerator(tr.Actor, tr.Tok, tr.Cfg.Gen)
+		trajs, _, err := tr.Envs.Run(gen)
+		release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, owner, turn := trainingRows(trajs)
+		wantRows := 0
+		for _, tj := range trajs {
+			if window > 0 {
+				wantRows += len(tj.PerTurn)
+			} else {
+				wantRows++
+			}
+		}
+		if len(rows) != wantRows || len(owner) != wantRows || len(turn) != wantRows {
+			t.Fatalf("window %d: %d rows, want %d", window, len(rows), wantRows)
+		}
+		b := newBatch(rows)
+		ids, attn := b.rows(0, b.B, tr.Actor.Device)
+		sc, err := tr.Actor.Score(ids, attn, model.ScoreOptions{})
+		ids.MustDrop()
+		attn.MustDrop()
+		if err != nil {
+			t.Fatal(err)
+		}
+		lp := toRows(sc.LogProbs)
+		sc.Drop()
+		worst := 0.0
+		for r := range rows {
+			trained := 0
+			for j, m := range b.resp[r] {
+				if m == 0 {
+					continue
+				}
+				trained++
+				worst = max(worst, math.Abs(lp[r][j]-b.oldLogp[r][j]))
+			}
+			want := trajs[owner[r]].ResponseTokens
+			if window > 0 {
+				want = len(trajs[owner[r]].PerTurn[turn[r]].TurnEnds) // one turn per row
+				if want != 1 {
+					t.Fatalf("window %d row %d: %d turns trained, want 1", window, r, want)
+				}
+				want = 0
+				for _, m := range rows[r].LossMask {
+					want += int(m)
+				}
+			}
+			if trained == 0 || trained != want {
+				t.Fatalf("window %d row %d: %d trained positions, want %d", window, r, trained, want)
+			}
+		}
+		if worst > 1e-4 {
+			t.Fatalf("window %d: the actor scores sampled ids %.2g away from their sampling log-probs", window, worst)
+		}
+		t.Logf("window %d: %d trajectories, %d rows, max |Δ log p| %.2g", window, len(trajs), len(rows), worst)
+	}
+}
+
+// A StarPO-S step with a context window trains one row per turn: all of
+// them (keep everything), both models change, the metrics stay finite.
+func TestTrainerStepWindowed(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 2, 3)
+	withWindow(t, tr, 1)
+	tr.Cfg.FilterRatio = 1
+	turns := 0
+	tr.OnRollout = func(_ int, trajs []rollout.Trajectory) error {
+		for _, tj := range trajs {
+			if len(tj.IDs) != 0 {
+				t.Fatalf("trajectory %d has a whole-episode sequence under a window", tj.EnvID)
+			}
+			turns += len(tj.PerTurn)
+		}
+		return nil
+	}
+	before := model.Float32s(tr.Actor.Norm.Weight)
+	cBefore := model.Float32s(tr.Critic.Score.Weight)
+	met, err := tr.Step(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if met["train/rows"] != float64(turns) || met["train/kept_trajectories"] != 4 || turns <= 4 {
+		t.Fatalf("%v rows for %d turns of %v trajectories", met["train/rows"], turns, met["train/kept_trajectories"])
+	}
+	for _, k := range []string{"actor/pg_loss", "actor/grad_norm", "critic/vf_loss", "critic/grad_norm"} {
+		if v, ok := met[k]; !ok || math.IsNaN(v) || math.IsInf(v, 0) {
+			t.Errorf("metric %s = %v (present %v)", k, v, ok)
+		}
+	}
+	same := func(a, b []float32) bool {
+		for i := range a {
+			if a[i] != b[i] {
+				return false
+			}
+		}
+		return true
+	}
+	if same(before, model.Float32s(tr.Actor.Norm.Weight)) || same(cBefore, model.Float32s(tr.Critic.Score.Weight)) {
+		t.Fatal("a windowed step left the actor or the critic unchanged")
+	}
+}
+
+// Turn scores under a window: each turn's row carries the return from that
+// turn on, on its last sampled token.
+func TestWindowedTurnScores(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 1, 2, 3)
+	withWindow(t, tr, 1)
+	tr.Cfg.UseTurnScores, tr.Cfg.FilterRatio = true, 1
+	if err := tr.Envs.Reset(0); err != nil {
+		t.Fatal(err)
+	}
+	gen, release := NewGenerator(tr.Actor, tr.Tok, tr.Cfg.Gen)
+	trajs, _, err := tr.Envs.Run(gen)
+	release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	trajs[0].TurnRewards = []float64{1, 2, 4}[:len(trajs[0].TurnRewards)]
+	rewards, b, err := tr.selectKept(trajs, trajs, map[string]float64{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range trajs[0].PerTurn {
+		want := sum(trajs[0].TurnRewards[k:])
+		got, at := 0.0, -1
+		for j, r := range rewards[k] {
+			if r != 0 {
+				got, at = r, j
+			}
+		}
+		if got != want || at != b.turnEnds[k][0] {
+			t.Fatalf("turn %d: reward %v at %d, want %v at %d", k+1, got, at, want, b.turnEnds[k][0])
+		}
+	}
+}
+
+// SFT on windowed demonstrations trains every turn in its window and
+// drives the loss down.
+func TestSFTWindowed(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
+	withWindow(t, tr, 1)
+	rc := tr.Envs.Config()
+	rc.GroupSize, rc.MaxActionsPerTurn = 1, 1
+	mgr, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos, _, err := Demonstrations(mgr, tr.Tok, 4, 0, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := 0
+	for _, d := range demos {
+		turns += len(d.PerTurn)
+	}
+	opt, err := optim.NewAdamW(tr.Actor.Params(), optim.DefaultOptions(1e-2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opt.Drop()
+	var losses []float64
+	_, err = SFT(tr.Actor, opt, demos, SFTOptions{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, func(s SFTStep) {
+		losses = append(losses, s.Loss)
+		if s.Tokens == 0 || s.Skipped {
+			t.Fatalf("step %d: %d tokens, skipped %v", s.Step, s.Tokens, s.Skipped)
+		}
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if turns <= len(demos) || losses[len(losses)-1] > 0.75*losses[0] {
+		t.Fatalf("%d turns in %d demonstrations; losses %v", turns, len(demos), losses)
+	}
+}
