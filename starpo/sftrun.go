@@ -16,12 +16,18 @@ import (
 	"github.com/ragen-go/ragen/tokenizer"
 )
 
+// heldoutSeedOffset puts the held-out demonstrations' seeds (sft.seed plus
+// this) far from the training demonstrations', the training rollouts' and
+// the validation seeds.
+const heldoutSeedOffset = 100_000_000
+
 // SFTResult is what a supervised run produced.
 type SFTResult struct {
 	Export      string          // the fine-tuned checkpoint, HuggingFace layout
 	Steps       int             // optimiser steps taken
 	Loss        float64         // the last step's loss
 	Expert      rollout.Metrics // the demonstrations' own metrics (the expert's success)
+	Decisions   *DecisionReport // the held-out decisions after the last step (sft.heldout > 0)
 	Interrupted bool            // stop() ended it early; the export holds the weights so far
 }
 
@@ -67,6 +73,16 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	if err := writeTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
 		return res, err
 	}
+	var held *Decisions
+	if n := cfg.SFT.Heldout; n > 0 {
+		hd, _, err := Demonstrations(mgr, tok, n, 0, cfg.SFT.Seed+heldoutSeedOffset)
+		if err != nil {
+			return res, fmt.Errorf("held-out demonstrations: %w", err)
+		}
+		if held, err = NewDecisions(hd, tok); err != nil {
+			return res, fmt.Errorf("sft.heldout: %w", err)
+		}
+	}
 	f, err := os.Create(filepath.Join(out, "sft-metrics.jsonl"))
 	if err != nil {
 		return res, err
@@ -76,21 +92,35 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	var bar *progress.Bar
 	o := SFTOptions{Epochs: cfg.SFT.Epochs, Batch: cfg.SFT.Batch, MicroBatch: cfg.SFT.MicroBatch, GradClip: cfg.Actor.GradClip, ChunkRows: cfg.Algorithm.LMHeadChunk, Seed: cfg.SFT.Seed}
 	var werr error
+	decided := "" // the last held-out score, for the progress bar
 	res.Steps, err = SFT(actor, adam, demos, o, func(s SFTStep) {
 		if bar == nil {
 			bar = progress.New("sft", s.Total)
 		}
 		res.Loss = s.Loss
-		bar.Set(s.Step, fmt.Sprintf("loss %.4f", s.Loss))
+		line := map[string]any{"step": s.Step, "sft/loss": jsonNumber(s.Loss), "sft/grad_norm": jsonNumber(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped}
+		if held != nil && werr == nil && (s.Step == s.Total || cfg.SFT.EvalEvery > 0 && s.Step%cfg.SFT.EvalEvery == 0) {
+			var rep DecisionReport
+			if rep, werr = held.Score(actor, o.MicroBatch); werr == nil {
+				res.Decisions = &rep
+				decided = fmt.Sprintf("  held-out decisions NLL %.3f p %.3f", rep.NLL, rep.P)
+				line["sft/heldout_decision_nll"], line["sft/heldout_decision_p"], line["sft/heldout_decisions"] = rep.NLL, rep.P, rep.N
+			}
+		}
+		bar.Set(s.Step, fmt.Sprintf("loss %.4f%s", s.Loss, decided))
 		if werr == nil {
-			werr = enc.Encode(map[string]any{"step": s.Step, "sft/loss": jsonNumber(s.Loss), "sft/grad_norm": jsonNumber(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped})
+			werr = enc.Encode(line)
 		}
 	}, stop)
 	if err != nil {
 		return res, err
 	}
 	if werr != nil {
-		return res, fmt.Errorf("writing sft-metrics.jsonl: %w", werr)
+		return res, fmt.Errorf("sft metrics: %w", werr)
+	}
+	if res.Decisions != nil {
+		log.Info().Int("decisions", res.Decisions.N).Float64("nll", res.Decisions.NLL).Float64("p_expert", res.Decisions.P).
+			Msg("held-out expert decisions (chance: NLL ln(actions), ln 4 = 1.386 on Sokoban and FrozenLake)")
 	}
 	res.Interrupted = stop != nil && stop()
 	res.Export = filepath.Join(out, "export")

@@ -24,7 +24,8 @@ func TestQuickstartShort(t *testing.T) {
 	args := []string{"quickstart", "--config", "../../configs/quickstart.yaml", "--tokenizer", tokenizertest.Path(t), "--out", out,
 		"--set", "steps=1", "--set", "save_every=0", "--set", "sft.episodes=32", "--set", "sft.batch=16", "--set", "builtin_model.vocab_episodes=32",
 		"--set", "builtin_model.hidden=32", "--set", "builtin_model.layers=1", "--set", "builtin_model.intermediate=64",
-		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8]", "--set", "val.env_groups=16", "--set", "rollout.response_length=16"}
+		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8]", "--set", "val.env_groups=16", "--set", "rollout.response_length=16",
+		"--set", "sft.heldout=4"}
 	if code := runMain(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
@@ -53,6 +54,13 @@ func TestQuickstartShort(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Errorf("run folder lacks %s", f)
 		}
+	}
+	// The held-out decisions are scored after the last SFT step.
+	sm, _ := os.ReadFile(filepath.Join(out, "sft", "sft-metrics.jsonl"))
+	lines := strings.Split(strings.TrimSpace(string(sm)), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["sft/heldout_decision_p"] == nil {
+		t.Fatalf("sft-metrics.jsonl's last line has no held-out decisions (%v): %s", err, lines[len(lines)-1])
 	}
 	m, err := model.LoadCausalLM(exp, model.Options{Device: gotch.CPU, DType: gotch.Float})
 	if err != nil {

@@ -90,6 +90,8 @@ type SFT struct {
 	LR         float64 `yaml:"lr"`          // AdamW learning rate (constant)
 	Noise      float64 `yaml:"noise"`       // chance that a demonstrated turn's first action is random
 	Seed       int64   `yaml:"seed"`        // first demonstration seed
+	Heldout    int     `yaml:"heldout"`     // noise-free demonstrations (seeds from seed+100,000,000) whose decisions are scored; 0 = none
+	EvalEvery  int     `yaml:"eval_every"`  // score the held-out decisions every N steps; 0 = only at the end
 }
 
 // Shaping holds the reasoning/format reward terms, per answered turn (all

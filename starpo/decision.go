@@ -1,0 +1,117 @@
+package starpo
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/ragen-go/ragen/envs"
+	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+)
+
+// Decisions measures how well a policy predicts an expert's choices, the
+// part of a demonstration that depends on the state: the first token of
+// the first action name in each demonstrated turn (for the built-in
+// expert, the plan in its <think>; the answer repeats it). The template
+// around it is learned long before the choice, so the supervised loss
+// alone cannot tell a warm start that reads the board from one that does
+// not; this does. Chance is the log of the number of actions (ln 4 = 1.386
+// on Sokoban and FrozenLake).
+type Decisions struct {
+	b    *batch
+	only [][]float64 // [B][L−1]: 1 at decision positions
+	N    int         // decisions counted
+}
+
+// DecisionReport is a policy's score on held-out decisions.
+type DecisionReport struct {
+	NLL float64 // mean −log p(the expert's decision token)
+	P   float64 // mean p(the expert's decision token)
+	N   int     // decisions scored
+}
+
+// NewDecisions finds the decision positions of demos. Environments
+// without named actions (Countdown) contribute none; it is an error when
+// no demonstration has one.
+func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisions, error) {
+	starts := map[string]map[int]bool{} // tag → first ids of its action names
+	for _, d := range demos {
+		if _, ok := starts[d.Tag]; ok {
+			continue
+		}
+		env, err := envs.New(d.Tag)
+		if err != nil {
+			return nil, err
+		}
+		if _, err := env.Reset(d.Seed); err != nil {
+			return nil, err
+		}
+		ids := map[int]bool{}
+		for _, a := range env.Actions() {
+			for _, form := range []string{a, " " + a} {
+				if e := tok.Encode(form); len(e) > 0 {
+					ids[e[0]] = true
+				}
+			}
+		}
+		starts[d.Tag] = ids
+	}
+	rows, owner, _ := trainingRows(demos)
+	b := newBatch(rows)
+	dec := &Decisions{b: b, only: make([][]float64, b.B)}
+	for r, s := range rows {
+		dec.only[r] = make([]float64, b.L-1)
+		off := b.L - len(s.IDs)
+		found := false // a decision already counted in this turn
+		for j := 1; j < len(s.IDs); j++ {
+			if s.LossMask[j] == 0 {
+				found = false
+				continue
+			}
+			if !found && starts[demos[owner[r]].Tag][s.IDs[j]] {
+				dec.only[r][off+j-1] = 1
+				dec.N++
+				found = true
+			}
+		}
+	}
+	if dec.N == 0 {
+		return nil, fmt.Errorf("decisions: none of the %d demonstrations names an action", len(demos))
+	}
+	return dec, nil
+}
+
+// Score evaluates actor on the decisions, micro rows at a time, without
+// gradients.
+func (d *Decisions) Score(actor *model.CausalLM, micro int) (rep DecisionReport, err error) {
+	defer torchrt.Catch(&err, "scoring held-out decisions")
+	for _, mb := range split(0, d.b.B, max(1, micro)) {
+		var s torchrt.Scope
+		ids, attn := d.b.rows(mb.lo, mb.hi, actor.Device)
+		s.Keep(ids)
+		s.Keep(attn)
+		only := s.Keep(floatRows(d.only, mb.lo, mb.hi, actor.Device))
+		sc, err := actor.Score(ids, attn, model.ScoreOptions{Only: only})
+		if err != nil {
+			s.Drop()
+			return rep, err
+		}
+		lp := toRows(sc.LogProbs)
+		sc.Drop()
+		s.Drop()
+		for i, row := range lp {
+			for j, v := range row {
+				if d.only[mb.lo+i][j] == 1 {
+					rep.NLL -= v
+					rep.P += math.Exp(v)
+					rep.N++
+				}
+			}
+		}
+	}
+	rep.NLL /= float64(rep.N)
+	rep.P /= float64(rep.N)
+	return rep, nil
+}

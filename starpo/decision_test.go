@@ -1,0 +1,82 @@
+package starpo
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/ragen-go/ragen/starpo/optim"
+	"github.com/ragen-go/ragen/starpo/rollout"
+)
+
+// Each demonstrated turn has one decision, the first token of its first
+// action name, and it is that turn's expert action; scoring gives a finite
+// NLL that supervised steps on those very demonstrations bring down.
+func TestDecisions(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
+	rc := tr.Envs.Config()
+	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.MaxActionsPerTurn = []string{"SimpleSokoban", "Bandit"}, []int{2, 2}, 4, 1, 1
+	mgr, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos, _, err := Demonstrations(mgr, tr.Tok, 4, 0, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	turns := 0
+	for _, d := range demos {
+		turns += len(d.TurnRewards)
+	}
+	dec, err := NewDecisions(demos, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dec.N != turns {
+		t.Fatalf("%d decisions in %d demonstrated turns", dec.N, turns)
+	}
+	for r := range dec.only {
+		for j, on := range dec.only[r] {
+			if on == 1 && dec.b.resp[r][j] != 1 {
+				t.Fatalf("row %d: decision at %d is not a trained position", r, j)
+			}
+		}
+	}
+	before, err := dec.Score(tr.Actor, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if before.N != turns || math.IsNaN(before.NLL) || before.P <= 0 || before.P >= 1 {
+		t.Fatalf("before: %+v", before)
+	}
+	opt, err := optim.NewAdamW(tr.Actor.Params(), optim.DefaultOptions(1e-2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer opt.Drop()
+	if _, err := SFT(tr.Actor, opt, demos, SFTOptions{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	after, err := dec.Score(tr.Actor, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.NLL >= before.NLL || after.P <= before.P {
+		t.Fatalf("decisions after SFT on them %+v, before %+v", after, before)
+	}
+	t.Logf("decision NLL %.3f -> %.3f, p %.4f -> %.3f", before.NLL, after.NLL, before.P, after.P)
+
+	// Countdown names no actions: no decisions to score.
+	rc.Tags, rc.NGroups, rc.EnvGroups = []string{"Countdown"}, []int{1}, 1
+	cm, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cd, _, err := Demonstrations(cm, tr.Tok, 1, 0, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewDecisions(cd, tr.Tok); err == nil {
+		t.Fatal("Countdown demonstrations gave decisions")
+	}
+}
