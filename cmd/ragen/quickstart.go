@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"sort"
@@ -74,7 +75,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("validation %s: %w", stage, err)
 		}
 		rows = append(rows, stageResult{Stage: stage, Model: dir, Success: starpo.SuccessByTag(m), Seconds: time.Since(t0).Seconds()})
-		return writeSummary(out, rows, time.Since(start))
+		return writeSummary(out, rows, time.Since(start), cfg)
 	}
 	if err := eval("initial", modelDir); err != nil {
 		return err
@@ -104,7 +105,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, sft.Export, rlDir)
 	}
 	rows = append(rows, stageResult{Stage: "after StarPO-S", Model: filepath.Join(rlDir, "export"), Success: starpo.SuccessByTag(run.LastVal), Seconds: time.Since(t0).Seconds()})
-	if err := writeSummary(out, rows, time.Since(start)); err != nil {
+	if err := writeSummary(out, rows, time.Since(start), cfg); err != nil {
 		return err
 	}
 	fmt.Fprint(stdout, table(rows, cfg))
@@ -152,15 +153,34 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 	return nil
 }
 
-func writeSummary(dir string, rows []stageResult, total time.Duration) error {
-	b, err := json.MarshalIndent(map[string]any{"stages": rows, "seconds": total.Seconds()}, "", "  ")
+// gainSummary is a tag's change from the warm start to the end.
+type gainSummary struct {
+	Diff     float64 `json:"diff"`
+	Low      float64 `json:"low95"`
+	High     float64 `json:"high95"`
+	Episodes int     `json:"episodes"`
+}
+
+func writeSummary(dir string, rows []stageResult, total time.Duration, cfg config.Config) error {
+	out := map[string]any{"stages": rows, "seconds": total.Seconds()}
+	if len(rows) >= 3 {
+		gains := map[string]gainSummary{}
+		for t, n := range valEpisodes(cfg) {
+			d, half := gainInterval(rows[1].Success[t], rows[len(rows)-1].Success[t], n)
+			gains[t] = gainSummary{Diff: d, Low: d - half, High: d + half, Episodes: n}
+		}
+		out["gain_over_warm_start"] = gains
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(dir, "summary.json"), append(b, '\n'), 0o644)
 }
 
-// table prints success per tag (rows) after each stage (columns).
+// table prints success per tag (rows) after each stage (columns), and
+// the change from the warm start to the end with its 95% interval
+// (Wald, two independent proportions on the validation episodes).
 func table(rows []stageResult, cfg config.Config) string {
 	tags := map[string]bool{}
 	for _, r := range rows {
@@ -173,11 +193,16 @@ func table(rows []stageResult, cfg config.Config) string {
 		names = append(names, t)
 	}
 	sort.Strings(names)
+	episodes := valEpisodes(cfg)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nvalidation success on %d fixed seeds per tag (from seed %d, temperature %.1f)\n\n", cfg.Val.EnvGroups/len(cfg.Val.Tags), cfg.ValSeed, cfg.Rollout.ValTemperature)
 	fmt.Fprintf(&b, "%-16s", "environment")
 	for _, r := range rows {
 		fmt.Fprintf(&b, " %15s", r.Stage)
+	}
+	compare := len(rows) >= 3 // initial, warm start, …, end
+	if compare {
+		fmt.Fprintf(&b, "  %s", "end − warm start (95% interval)")
 	}
 	b.WriteString("\n")
 	for _, t := range names {
@@ -185,7 +210,31 @@ func table(rows []stageResult, cfg config.Config) string {
 		for _, r := range rows {
 			fmt.Fprintf(&b, " %15.3f", r.Success[t])
 		}
+		if compare {
+			d, half := gainInterval(rows[1].Success[t], rows[len(rows)-1].Success[t], episodes[t])
+			fmt.Fprintf(&b, "  %+.3f [%+.3f, %+.3f]", d, d-half, d+half)
+		}
 		b.WriteString("\n")
 	}
 	return b.String()
+}
+
+// valEpisodes is the number of validation episodes per tag.
+func valEpisodes(cfg config.Config) map[string]int {
+	n := map[string]int{}
+	for i, t := range cfg.Val.Tags {
+		n[t] += cfg.Val.NGroups[i] * cfg.Val.GroupSize
+	}
+	return n
+}
+
+// gainInterval is the difference after − before of two success rates,
+// each over n episodes, and the half-width of its 95% interval
+// (1.96 standard errors of a difference of independent proportions).
+func gainInterval(before, after float64, n int) (diff, half float64) {
+	if n < 1 {
+		return after - before, math.NaN()
+	}
+	v := (before*(1-before) + after*(1-after)) / float64(n)
+	return after - before, 1.96 * math.Sqrt(v)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,20 +30,21 @@ func TestQuickstartShort(t *testing.T) {
 	if code := runMain(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake"} {
+	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "end − warm start (95% interval)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
 		}
 	}
 	var sum struct {
-		Stages []stageResult `json:"stages"`
+		Stages []stageResult          `json:"stages"`
+		Gains  map[string]gainSummary `json:"gain_over_warm_start"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 3 {
-		t.Fatalf("summary.json: %v, %d stages", err, len(sum.Stages))
+	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 {
+		t.Fatalf("summary.json: %v, %d stages, gains %v", err, len(sum.Stages), sum.Gains)
 	}
 	exp := filepath.Join(out, "rl", "export")
 	for _, f := range []string{"config.json", "model.safetensors", "tokenizer.json", tokenizer.VocabMapFile} {
@@ -93,5 +95,17 @@ func TestQuickstartErrors(t *testing.T) {
 		if code := runMain(args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to mention %q", c.args, code, stderr.String(), c.want)
 		}
+	}
+}
+
+// The gain's interval is the normal one for a difference of two
+// independent proportions: 0.2 → 0.3 on 256 episodes each is +0.100 ± 0.0745.
+func TestGainInterval(t *testing.T) {
+	d, half := gainInterval(0.2, 0.3, 256)
+	if math.Abs(d-0.1) > 1e-12 || math.Abs(half-0.07453) > 1e-4 {
+		t.Fatalf("gain %v ± %v", d, half)
+	}
+	if _, half := gainInterval(0.5, 0.5, 0); !math.IsNaN(half) {
+		t.Fatalf("no episodes gave an interval ± %v", half)
 	}
 }
