@@ -22,6 +22,21 @@ func withWindow(t *testing.T, tr *Trainer, k int) {
 	tr.Envs = mgr
 }
 
+// playOnce rolls out tr's actor on its environments from seed base.
+func playOnce(t *testing.T, tr *Trainer, base int64) []rollout.Trajectory {
+	t.Helper()
+	if err := tr.Envs.Reset(base); err != nil {
+		t.Fatal(err)
+	}
+	gen, release := NewGenerator(tr.Actor, tr.Tok, tr.Cfg.Gen)
+	defer release()
+	trajs, _, err := tr.Envs.Run(gen)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trajs
+}
+
 // Every training row, a whole episode or one turn in its window, is the
 // exact context its ids were sampled in: the actor scores the sampled ids
 // of a row with the log-probabilities the sampler drew them with, so the
@@ -31,15 +46,7 @@ func TestTrainingRowsAreOnPolicy(t *testing.T) {
 	for _, window := range []int{-1, 1, 2} {
 		tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 2, 3)
 		withWindow(t, tr, window)
-		if err := tr.Envs.Reset(tr.Envs.Config().TrainSeed(0)); err != nil {
-			t.Fatal(err)
-		}
-		gen, release := NewGenerator(tr.Actor, tr.Tok, tr.Cfg.Gen)
-		trajs, _, err := tr.Envs.Run(gen)
-		release()
-		if err != nil {
-			t.Fatal(err)
-		}
+		trajs := playOnce(t, tr, tr.Envs.Config().TrainSeed(0))
 		rows, owner, turn := trainingRows(trajs)
 		wantRows := 0
 		for _, tj := range trajs {
@@ -143,15 +150,7 @@ func TestWindowedTurnScores(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 1, 2, 3)
 	withWindow(t, tr, 1)
 	tr.Cfg.UseTurnScores, tr.Cfg.FilterRatio = true, 1
-	if err := tr.Envs.Reset(0); err != nil {
-		t.Fatal(err)
-	}
-	gen, release := NewGenerator(tr.Actor, tr.Tok, tr.Cfg.Gen)
-	trajs, _, err := tr.Envs.Run(gen)
-	release()
-	if err != nil {
-		t.Fatal(err)
-	}
+	trajs := playOnce(t, tr, 0)
 	trajs[0].TurnRewards = []float64{1, 2, 4}[:len(trajs[0].TurnRewards)]
 	rewards, b, err := tr.selectKept(trajs, trajs, map[string]float64{})
 	if err != nil {
