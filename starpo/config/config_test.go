@@ -49,6 +49,8 @@ func TestConfigErrors(t *testing.T) {
 		{"", []string{"train.n_groups=[3]"}, "n_groups sum to 3"},
 		{"", []string{"algorithm.adv_estimator=reinforce"}, `adv_estimator "reinforce"`},
 		{"", []string{"steps"}, "not key=value"},
+		{"", []string{"sft.heldout=-1"}, "sft.heldout -1"},
+		{"", []string{"agent.max_context_window=0"}, "agent.max_context_window 0 must be -1"},
 		{"", []string{"actor=1", "actor.lr=1"}, "actor is not a section"},
 		{filepath.Join(t.TempDir(), "missing.yaml"), nil, "missing.yaml"},
 	} {
