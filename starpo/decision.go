@@ -88,19 +88,10 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 func (d *Decisions) Score(actor *model.CausalLM, micro int) (rep DecisionReport, err error) {
 	defer torchrt.Catch(&err, "scoring held-out decisions")
 	for _, mb := range split(0, d.b.B, max(1, micro)) {
-		var s torchrt.Scope
-		ids, attn := d.b.rows(mb.lo, mb.hi, actor.Device)
-		s.Keep(ids)
-		s.Keep(attn)
-		only := s.Keep(floatRows(d.only, mb.lo, mb.hi, actor.Device))
-		sc, err := actor.Score(ids, attn, model.ScoreOptions{Only: only})
+		lp, err := d.logProbs(actor, mb)
 		if err != nil {
-			s.Drop()
 			return rep, err
 		}
-		lp := toRows(sc.LogProbs)
-		sc.Drop()
-		s.Drop()
 		for i, row := range lp {
 			for j, v := range row {
 				if d.only[mb.lo+i][j] == 1 {
@@ -114,4 +105,20 @@ func (d *Decisions) Score(actor *model.CausalLM, micro int) (rep DecisionReport,
 	rep.NLL /= float64(rep.N)
 	rep.P /= float64(rep.N)
 	return rep, nil
+}
+
+// logProbs scores rows mb at their decision positions (0 elsewhere).
+func (d *Decisions) logProbs(actor *model.CausalLM, mb span) ([][]float64, error) {
+	var s torchrt.Scope
+	defer s.Drop()
+	ids, attn := d.b.rows(mb.lo, mb.hi, actor.Device)
+	s.Keep(ids)
+	s.Keep(attn)
+	only := s.Keep(floatRows(d.only, mb.lo, mb.hi, actor.Device))
+	sc, err := actor.Score(ids, attn, model.ScoreOptions{Only: only})
+	if err != nil {
+		return nil, err
+	}
+	defer sc.Drop()
+	return toRows(sc.LogProbs), nil
 }

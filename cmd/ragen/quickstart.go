@@ -163,13 +163,8 @@ type gainSummary struct {
 
 func writeSummary(dir string, rows []stageResult, total time.Duration, cfg config.Config) error {
 	out := map[string]any{"stages": rows, "seconds": total.Seconds()}
-	if len(rows) >= 3 {
-		gains := map[string]gainSummary{}
-		for t, n := range valEpisodes(cfg) {
-			d, half := gainInterval(rows[1].Success[t], rows[len(rows)-1].Success[t], n)
-			gains[t] = gainSummary{Diff: d, Low: d - half, High: d + half, Episodes: n}
-		}
-		out["gain_over_warm_start"] = gains
+	if g := gains(rows, cfg); g != nil {
+		out["gain_over_warm_start"] = g
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -193,15 +188,14 @@ func table(rows []stageResult, cfg config.Config) string {
 		names = append(names, t)
 	}
 	sort.Strings(names)
-	episodes := valEpisodes(cfg)
+	gain := gains(rows, cfg)
 	var b strings.Builder
 	fmt.Fprintf(&b, "\nvalidation success on %d fixed seeds per tag (from seed %d, temperature %.1f)\n\n", cfg.Val.EnvGroups/len(cfg.Val.Tags), cfg.ValSeed, cfg.Rollout.ValTemperature)
 	fmt.Fprintf(&b, "%-16s", "environment")
 	for _, r := range rows {
 		fmt.Fprintf(&b, " %15s", r.Stage)
 	}
-	compare := len(rows) >= 3 // initial, warm start, …, end
-	if compare {
+	if gain != nil {
 		fmt.Fprintf(&b, "  %s", "end − warm start (95% interval)")
 	}
 	b.WriteString("\n")
@@ -210,22 +204,31 @@ func table(rows []stageResult, cfg config.Config) string {
 		for _, r := range rows {
 			fmt.Fprintf(&b, " %15.3f", r.Success[t])
 		}
-		if compare {
-			d, half := gainInterval(rows[1].Success[t], rows[len(rows)-1].Success[t], episodes[t])
-			fmt.Fprintf(&b, "  %+.3f [%+.3f, %+.3f]", d, d-half, d+half)
+		if g, ok := gain[t]; ok {
+			fmt.Fprintf(&b, "  %+.3f [%+.3f, %+.3f]", g.Diff, g.Low, g.High)
 		}
 		b.WriteString("\n")
 	}
 	return b.String()
 }
 
-// valEpisodes is the number of validation episodes per tag.
-func valEpisodes(cfg config.Config) map[string]int {
-	n := map[string]int{}
-	for i, t := range cfg.Val.Tags {
-		n[t] += cfg.Val.NGroups[i] * cfg.Val.GroupSize
+// gains is each validation tag's change from the warm start (rows[1])
+// to the end (the last row), over its validation episodes; nil before
+// there is an end to compare (initial, warm start, …, end).
+func gains(rows []stageResult, cfg config.Config) map[string]gainSummary {
+	if len(rows) < 3 {
+		return nil
 	}
-	return n
+	episodes := map[string]int{}
+	for i, t := range cfg.Val.Tags {
+		episodes[t] += cfg.Val.NGroups[i] * cfg.Val.GroupSize
+	}
+	out := map[string]gainSummary{}
+	for t, n := range episodes {
+		d, half := gainInterval(rows[1].Success[t], rows[len(rows)-1].Success[t], n)
+		out[t] = gainSummary{Diff: d, Low: d - half, High: d + half, Episodes: n}
+	}
+	return out
 }
 
 // gainInterval is the difference after − before of two success rates,
