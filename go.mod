@@ -9,6 +9,7 @@ require (
 	github.com/spf13/pflag v1.1.0
 	github.com/sugarme/gotch v0.9.1
 	go.yaml.in/yaml/v3 v3.0.6
+	golang.org/x/sys v0.29.0
 	golang.org/x/text v0.44.0
 )
 
@@ -16,7 +17,6 @@ require (
 	github.com/google/uuid v1.3.0 // indirect
 	github.com/mattn/go-colorable v0.1.14 // indirect
 	github.com/mattn/go-isatty v0.0.20 // indirect
-	golang.org/x/sys v0.29.0 // indirect
 )
 
 // gotch is replaced by a copy prepared for the libtorch found on this machine

@@ -38,6 +38,7 @@ type RuntimeInfo struct {
 	Libtorch     string `json:"libtorch"`
 	TorchThreads int    `json:"torch_threads"`
 	BLASThreads  int    `json:"blas_threads"`
+	BLASCore     string `json:"blas_core,omitempty"` // OpenBLAS's kernel set
 	Cores        int    `json:"cores"`
 }
 
@@ -134,7 +135,11 @@ func (r *Report) WriteTable(w io.Writer) error {
 	m := r.Model
 	fmt.Fprintf(&b, "model    %s: %.1fM parameters (d %d, %d layers, %d/%d heads, MLP %d, vocabulary %d), %s, %s\n",
 		m.Source, float64(m.Parameters)/1e6, m.Hidden, m.Layers, m.Heads, m.KVHeads, m.Intermediate, m.Vocab, m.Device, m.DType)
-	fmt.Fprintf(&b, "runtime  libtorch %s, %d cores, torch threads %d, BLAS threads %d\n", r.Runtime.Libtorch, r.Runtime.Cores, r.Runtime.TorchThreads, r.Runtime.BLASThreads)
+	fmt.Fprintf(&b, "runtime  libtorch %s, %d cores, torch threads %d, BLAS threads %d", r.Runtime.Libtorch, r.Runtime.Cores, r.Runtime.TorchThreads, r.Runtime.BLASThreads)
+	if r.Runtime.BLASCore != "" {
+		fmt.Fprintf(&b, " (OpenBLAS %s kernels)", r.Runtime.BLASCore)
+	}
+	b.WriteString("\n")
 	if bl := r.Baseline; bl != nil {
 		fmt.Fprintf(&b, "baseline PyTorch %s (python %s, %d threads), scripts/bench_torch.py, measured interleaved\n", bl.Torch, bl.Python, bl.Threads)
 	}

@@ -44,7 +44,7 @@ func Run(dir, name string, place model.Options, o Options, baseline *Torch) (*Re
 		Model: ModelInfo{Source: name, Parameters: model.CountParams(m.Params()), Hidden: c.HiddenSize, Layers: c.NumHiddenLayers,
 			Heads: c.NumAttentionHeads, KVHeads: c.NumKeyValueHeads, Intermediate: c.IntermediateSize, Vocab: c.VocabSize,
 			DType: r.dtName, Device: torchrt.DeviceName(place.Device)},
-		Runtime: RuntimeInfo{Libtorch: torchrt.Describe().LibtorchVersion, TorchThreads: th.Torch, BLASThreads: th.BLAS, Cores: runtime.NumCPU()},
+		Runtime: RuntimeInfo{Libtorch: torchrt.Describe().LibtorchVersion, TorchThreads: th.Torch, BLASThreads: th.BLAS, BLASCore: torchrt.BLASCore(), Cores: runtime.NumCPU()},
 		Peak:    map[string]Peak{},
 	}
 	if o.Has(PartRollout) {

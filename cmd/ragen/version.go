@@ -40,6 +40,8 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	blas := fmt.Sprint(r.Threads.BLAS)
 	if r.Threads.BLAS < 0 {
 		blas = "n/a (BLAS is not OpenBLAS)"
+	} else {
+		blas += ", kernels " + r.BLASCore
 	}
 	cuda := "CPU-only build"
 	if r.CUDALinked {

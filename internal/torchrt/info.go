@@ -14,6 +14,7 @@ type Info struct {
 	GPUCount        int     `json:"gpu_count"`
 	StubbedWrappers int     `json:"stubbed_wrappers"`
 	Threads         Threads `json:"threads"`
+	BLASCore        string  `json:"blas_core"` // OpenBLAS's kernel set; "" when OpenBLAS is not the BLAS
 }
 
 // Describe reports what this binary was built against and runs on.
@@ -28,5 +29,6 @@ func Describe() Info {
 		GPUCount:        GPUCount(),
 		StubbedWrappers: prepared.Stubbed,
 		Threads:         CurrentThreads(),
+		BLASCore:        BLASCore(),
 	}
 }
