@@ -148,8 +148,10 @@ func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]str
 		if err != nil {
 			return nil, err
 		}
-		for _, d := range demos {
-			s, err := tok.Decode(d.IDs)
+		// Windowed demonstrations keep their text in per-turn rows.
+		rows, _, _ := trainingRows(demos)
+		for _, r := range rows {
+			s, err := tok.Decode(r.IDs)
 			if err != nil {
 				return nil, err
 			}

@@ -83,7 +83,7 @@ func (t *Tokenizer) Reduce(texts []string, dir string) (Reduction, error) {
 			newVocab[s] = r
 		}
 	}
-	var newMerges []any
+	newMerges := []any{} // a list even when empty: readers refuse null
 	for i, p := range pairs {
 		if _, ok := newVocab[p[0]]; !ok {
 			continue

@@ -137,7 +137,7 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 	eos := tok.EOS()
 	mc := model.Config{
 		ModelType: "qwen2", HiddenSize: b.Hidden, IntermediateSize: b.Intermediate, NumHiddenLayers: b.Layers,
-		NumAttentionHeads: b.Heads, NumKeyValueHeads: b.KVHeads, RopeTheta: 1e6, RMSNormEps: 1e-6,
+		NumAttentionHeads: b.Heads, NumKeyValueHeads: b.KVHeads, RopeTheta: b.RopeTheta, RMSNormEps: 1e-6,
 		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu",
 		EOSTokenID: &eos,
 	}

@@ -70,13 +70,14 @@ type Rollout struct {
 // built-in pipeline (ragen quickstart, plain `make train`) creates from a
 // fixed seed, on a vocabulary reduced to the environments' tokens.
 type Builtin struct {
-	Hidden        int    `yaml:"hidden"`         // hidden_size
-	Layers        int    `yaml:"layers"`         // num_hidden_layers
-	Heads         int    `yaml:"heads"`          // num_attention_heads
-	KVHeads       int    `yaml:"kv_heads"`       // num_key_value_heads
-	Intermediate  int    `yaml:"intermediate"`   // intermediate_size
-	Seed          uint64 `yaml:"seed"`           // weight initialisation
-	VocabEpisodes int    `yaml:"vocab_episodes"` // expert episodes per tag whose text defines the vocabulary
+	Hidden        int     `yaml:"hidden"`         // hidden_size
+	Layers        int     `yaml:"layers"`         // num_hidden_layers
+	Heads         int     `yaml:"heads"`          // num_attention_heads
+	KVHeads       int     `yaml:"kv_heads"`       // num_key_value_heads
+	Intermediate  int     `yaml:"intermediate"`   // intermediate_size
+	Seed          uint64  `yaml:"seed"`           // weight initialisation
+	VocabEpisodes int     `yaml:"vocab_episodes"` // expert episodes per tag whose text defines the vocabulary
+	RopeTheta     float64 `yaml:"rope_theta"`     // rotary base (Qwen2.5's is 1e6)
 }
 
 // SFT holds the supervised stage: demonstrations by the environments'
@@ -150,7 +151,7 @@ func Default() Config {
 		Rollout: Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
 		Algorithm: Algorithm{AdvEstimator: "gae", Gamma: 1, Lambda: 1, RewardNorm: "identity", FilterRatio: 0.25, FilterType: "std", ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001, LossAggMode: "token-mean", MiniBatch: 32, Epochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
 			KLLossCoef: 0, KLLossType: "kl", KLCoef: 0, KLPenalty: "kl"},
-		Builtin: Builtin{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, Seed: 7, VocabEpisodes: 512},
+		Builtin: Builtin{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, Seed: 7, VocabEpisodes: 512, RopeTheta: 1e6},
 		SFT:     SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000},
 		Actor:   Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
 		Critic:  Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
