@@ -3,11 +3,15 @@ package starpo
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
 
 // withWindow rebuilds tr's environments with agent.max_context_window k.
@@ -206,5 +210,34 @@ func TestSFTWindowed(t *testing.T) {
 	}
 	if turns <= len(demos) || losses[len(losses)-1] > 0.75*losses[0] {
 		t.Fatalf("%d turns in %d demonstrations; losses %v", turns, len(demos), losses)
+	}
+}
+
+// The built-in model's vocabulary comes from demonstrations' text; with a
+// window that text is in the per-turn rows, one board each.
+func TestDomainTextsWindowed(t *testing.T) {
+	base, err := tokenizer.Load(tokenizertest.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, window := range []int{-1, 1} {
+		cfg := config.Default()
+		cfg.Train = config.Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{2}, EnvGroups: 2, GroupSize: 1}
+		cfg.Agent.MaxTurn, cfg.Agent.MaxActionsPerTurn, cfg.Agent.MaxContextWindow = 3, 1, window
+		texts, err := DomainTexts(cfg, base, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		boards := 0
+		for _, s := range texts {
+			n := strings.Count(s, "State:")
+			if window > 0 && n != 1 {
+				t.Fatalf("window %d: a row shows %d boards:\n%s", window, n, s)
+			}
+			boards += n
+		}
+		if len(texts) < 4 || boards < len(texts) {
+			t.Fatalf("window %d: %d texts with %d boards", window, len(texts), boards)
+		}
 	}
 }

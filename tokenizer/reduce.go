@@ -39,6 +39,9 @@ const VocabMapFile = "vocab_map.json"
 // base has one) and VocabMapFile. It loads the result back and checks that
 // it encodes every text to the base tokenizer's ids, mapped.
 func (t *Tokenizer) Reduce(texts []string, dir string) (Reduction, error) {
+	if len(texts) == 0 {
+		return Reduction{}, fmt.Errorf("reduce %s: no domain text to keep the tokens of", t.path)
+	}
 	var file map[string]any
 	if err := decodeGeneric(t.path, &file); err != nil {
 		return Reduction{}, err
@@ -83,7 +86,7 @@ func (t *Tokenizer) Reduce(texts []string, dir string) (Reduction, error) {
 			newVocab[s] = r
 		}
 	}
-	newMerges := []any{} // a list even when empty: readers refuse null
+	var newMerges []any
 	for i, p := range pairs {
 		if _, ok := newVocab[p[0]]; !ok {
 			continue

@@ -1,7 +1,10 @@
 package tokenizer
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
@@ -52,5 +55,21 @@ func TestReduce(t *testing.T) {
 	}
 	if got, ok, err := LoadReduction(dir); err != nil || !ok || !slices.Equal(got.IDs, red.IDs) {
 		t.Fatalf("LoadReduction: %v %v", ok, err)
+	}
+}
+
+// Without domain text there is nothing to reduce to: a clear error, no
+// tokenizer written.
+func TestReduceNoText(t *testing.T) {
+	base, err := Load(tokenizertest.Path(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "out")
+	if _, err := base.Reduce(nil, dir); err == nil || !strings.Contains(err.Error(), "no domain text") {
+		t.Fatalf("got %v, want the no-domain-text error", err)
+	}
+	if _, err := os.Stat(dir); !os.IsNotExist(err) {
+		t.Fatalf("a tokenizer folder was written: %v", err)
 	}
 }

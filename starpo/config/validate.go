@@ -25,6 +25,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("agent.max_turn and agent.max_actions_per_turn must be ≥ 1")
 	case c.Agent.MaxContextWindow == 0 || c.Agent.MaxContextWindow < -1:
 		return fmt.Errorf("agent.max_context_window %d must be -1 (every turn) or a positive number of turns", c.Agent.MaxContextWindow)
+	case !(c.Builtin.RopeTheta > 0):
+		return fmt.Errorf("builtin_model.rope_theta %g must be positive", c.Builtin.RopeTheta)
 	case c.Rollout.ResponseLength < 1:
 		return fmt.Errorf("rollout.response_length %d must be ≥ 1", c.Rollout.ResponseLength)
 	case c.Algorithm.AdvEstimator != "gae" && c.Algorithm.AdvEstimator != "grpo":
