@@ -126,6 +126,7 @@ func stepConfig(c config.Config) StepConfig {
 	s.Gen.MaxTokens, s.Gen.Seed = c.Rollout.ResponseLength, c.Seed
 	s.Gen.StaticCache, s.Gen.CUDAGraphs = c.Rollout.StaticCache, c.Rollout.CUDAGraphs
 	s.AdvEstimator, s.RewardNorm, s.FilterRatio, s.FilterMode = a.AdvEstimator, a.RewardNorm, a.FilterRatio, a.FilterType
+	s.FilterPerTag = a.FilterPerTag
 	s.Gamma, s.Lambda, s.ClipLow, s.ClipHigh, s.ClipC = a.Gamma, a.Lambda, a.ClipLow, a.ClipHigh, a.ClipC
 	s.ValueClip, s.EntropyCoef, s.AggMode = a.ValueClip, a.EntropyCoef, loss.AggMode(a.LossAggMode)
 	s.MicroBatch, s.ChunkRows, s.GradClip, s.CriticGradClip = a.MicroBatch, a.LMHeadChunk, c.Actor.GradClip, c.Critic.GradClip

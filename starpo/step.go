@@ -22,6 +22,7 @@ type StepConfig struct {
 	UseTurnScores  bool         // each turn's reward on its own <|im_end|>; no penalty, shaping or normalisation
 	FilterRatio    float64      // StarPO-S: keep this share of groups (1 = all)
 	FilterMode     string       // "std" (highest in-group std) or "std_rev"
+	FilterPerTag   bool         // rank each environment tag's groups on their own (FilterGroupsByTag)
 	Gamma          float64      // GAE discount
 	Lambda         float64      // GAE λ
 	ClipLow        float64      // ε_low
@@ -235,7 +236,17 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, met map[string]flo
 			return nil, nil, err
 		}
 	}
-	keep, fs, err := advantage.FilterGroups(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode)
+	var keep []int
+	var fs advantage.FilterStats
+	if t.Cfg.FilterPerTag {
+		tags := make([]string, len(all)/max(1, rc.GroupSize))
+		for g := range tags {
+			tags[g] = all[g*rc.GroupSize].Tag
+		}
+		keep, fs, err = advantage.FilterGroupsByTag(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode, tags)
+	} else {
+		keep, fs, err = advantage.FilterGroups(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode)
+	}
 	if err != nil {
 		return nil, nil, err
 	}

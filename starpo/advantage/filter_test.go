@@ -151,3 +151,37 @@ func TestFilterGroupsErrors(t *testing.T) {
 		}
 	}
 }
+
+// Ranked together, the environment whose rewards are larger takes every
+// place; ranked per tag, each environment keeps its own most-disagreeing
+// groups.
+func TestFilterGroupsByTag(t *testing.T) {
+	scores := []float64{
+		0, 10, // sokoban, std 7.07
+		0, 5, // sokoban, std 3.54
+		0, 1, // lake, std 0.71
+		1, 1, // lake, std 0
+	}
+	tags := []string{"sokoban", "sokoban", "lake", "lake"}
+	together, _, err := FilterGroups(scores, 2, 0.5, FilterStd)
+	if err != nil || !slices.Equal(together, []int{0, 1}) {
+		t.Fatalf("batch-wide: %v %v, want [0 1]", together, err)
+	}
+	keep, st, err := FilterGroupsByTag(scores, 2, 0.5, FilterStd, tags)
+	if err != nil || !slices.Equal(keep, []int{0, 2}) {
+		t.Fatalf("per tag: %v %v, want [0 2]", keep, err)
+	}
+	wantAll := (math.Sqrt(50) + math.Sqrt(12.5) + math.Sqrt(0.5) + 0) / 4
+	wantChosen := (math.Sqrt(50) + math.Sqrt(0.5)) / 2
+	if math.Abs(st.InGroupStd-wantAll) > 1e-12 || math.Abs(st.ChosenInGroupStd-wantChosen) > 1e-12 || st.ChosenInGroupMax != 5.5 {
+		t.Fatalf("stats %+v, want std %v chosen %v chosen max 5.5", st, wantAll, wantChosen)
+	}
+	// One tag: the same as the batch-wide filter.
+	one := []string{"x", "x", "x", "x"}
+	if k, _, _ := FilterGroupsByTag(scores, 2, 0.5, FilterStd, one); !slices.Equal(k, together) {
+		t.Fatalf("one tag: %v, want %v", k, together)
+	}
+	if _, _, err := FilterGroupsByTag(scores, 2, 0.5, FilterStd, tags[:3]); err == nil {
+		t.Fatal("3 tags for 4 groups: no error")
+	}
+}

@@ -113,6 +113,7 @@ type Algorithm struct {
 	TurnScores   bool    `yaml:"use_turn_scores"`  // each turn's reward on its own turn; no penalty, shaping, normalisation
 	FilterRatio  float64 `yaml:"filter_ratio"`     // StarPO-S: share of groups kept
 	FilterType   string  `yaml:"filter_type"`      // std or std_rev
+	FilterPerTag bool    `yaml:"filter_per_tag"`   // rank each environment's groups on their own (not RAGEN: it ranks the whole batch)
 	ClipLow      float64 `yaml:"clip_low"`         // ε_low
 	ClipHigh     float64 `yaml:"clip_high"`        // ε_high
 	ClipC        float64 `yaml:"clip_c"`           // dual clip
