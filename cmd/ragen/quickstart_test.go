@@ -25,12 +25,12 @@ func TestQuickstartShort(t *testing.T) {
 	args := []string{"quickstart", "--config", "../../configs/quickstart.yaml", "--tokenizer", tokenizertest.Path(t), "--out", out,
 		"--set", "steps=1", "--set", "save_every=0", "--set", "sft.episodes=32", "--set", "sft.batch=16", "--set", "builtin_model.vocab_episodes=32",
 		"--set", "builtin_model.hidden=32", "--set", "builtin_model.layers=1", "--set", "builtin_model.intermediate=64",
-		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8]", "--set", "val.env_groups=16", "--set", "rollout.response_length=16",
+		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8,8]", "--set", "val.env_groups=24", "--set", "rollout.response_length=16",
 		"--set", "sft.heldout=4"}
 	if code := runMain(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "end − warm start (95% interval)"} {
+	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban", "end − warm start (95% interval)"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
 		}
