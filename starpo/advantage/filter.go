@@ -144,14 +144,7 @@ func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode stri
 	if _, stats, err = FilterGroups(scores, groupSize, 1, mode); err != nil {
 		return nil, stats, err
 	}
-	byTag := map[string][]int{}
-	var order []string
-	for g, tag := range tags {
-		if _, ok := byTag[tag]; !ok {
-			order = append(order, tag)
-		}
-		byTag[tag] = append(byTag[tag], g)
-	}
+	order, byTag := indexBy(tags)
 	for _, tag := range order {
 		groups := byTag[tag]
 		sub := make([]float64, 0, len(groups)*groupSize)

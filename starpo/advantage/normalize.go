@@ -57,14 +57,7 @@ func NormalizeScores(scores []float64, groups []int, method string) ([]float64, 
 		return nil, fmt.Errorf("reward normalization method %q is not one of identity, mean, mean_std, asym_clip", method)
 	}
 	out := append([]float64(nil), scores...)
-	members := map[int][]int{}
-	var order []int
-	for i, g := range groups {
-		if _, ok := members[g]; !ok {
-			order = append(order, g)
-		}
-		members[g] = append(members[g], i)
-	}
+	order, members := indexBy(groups)
 	if len(order) == len(scores) {
 		return out, nil
 	}

@@ -53,3 +53,16 @@ func checkShape(fn, name string, m, mask [][]float64) {
 		}
 	}
 }
+
+// indexBy groups the indices of keys by key: the keys in order of first
+// appearance, and each key's indices in ascending order.
+func indexBy[K comparable](keys []K) (order []K, members map[K][]int) {
+	members = map[K][]int{}
+	for i, k := range keys {
+		if _, ok := members[k]; !ok {
+			order = append(order, k)
+		}
+		members[k] = append(members[k], i)
+	}
+	return order, members
+}
