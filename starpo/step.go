@@ -236,17 +236,14 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, met map[string]flo
 			return nil, nil, err
 		}
 	}
-	var keep []int
-	var fs advantage.FilterStats
-	if t.Cfg.FilterPerTag {
-		tags := make([]string, len(all)/max(1, rc.GroupSize))
+	var tags []string // nil: RAGEN's one ranking of the whole batch
+	if t.Cfg.FilterPerTag && rc.GroupSize > 0 {
+		tags = make([]string, len(all)/rc.GroupSize)
 		for g := range tags {
 			tags[g] = all[g*rc.GroupSize].Tag
 		}
-		keep, fs, err = advantage.FilterGroupsByTag(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode, tags)
-	} else {
-		keep, fs, err = advantage.FilterGroups(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode)
 	}
+	keep, fs, err := advantage.FilterGroupsByTag(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode, tags)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -58,62 +58,7 @@ func (s FilterStats) Metrics() map[string]float64 {
 // Errors name the bad value: an empty batch, groupSize < 1 or not dividing
 // the batch, ratio outside (0, 1], an unknown mode, a non-finite score.
 func FilterGroups(scores []float64, groupSize int, ratio float64, mode string) (keep []int, stats FilterStats, err error) {
-	switch {
-	case len(scores) == 0:
-		return nil, stats, fmt.Errorf("rollout filter: no scores")
-	case groupSize < 1:
-		return nil, stats, fmt.Errorf("rollout filter: group size %d is not positive", groupSize)
-	case len(scores)%groupSize != 0:
-		return nil, stats, fmt.Errorf("rollout filter: %d scores do not split into groups of %d", len(scores), groupSize)
-	case !(ratio > 0 && ratio <= 1):
-		return nil, stats, fmt.Errorf("rollout filter ratio %v is not in (0, 1]", ratio)
-	case mode != FilterStd && mode != FilterStdRev:
-		return nil, stats, fmt.Errorf("rollout filter type %q is not one of std, std_rev", mode)
-	}
-	for i, s := range scores {
-		if math.IsNaN(s) || math.IsInf(s, 0) {
-			return nil, stats, fmt.Errorf("rollout filter: score %d is %v", i, s)
-		}
-	}
-	n := len(scores) / groupSize
-	std, mx, mu := make([]float64, n), make([]float64, n), make([]float64, n)
-	for g := range n {
-		x := scores[g*groupSize : (g+1)*groupSize]
-		std[g], mx[g], mu[g] = stdUnbiased(x), maxOf(x), Mean(x)
-	}
-	keep = make([]int, n)
-	for g := range keep {
-		keep[g] = g
-	}
-	if ratio < 1 {
-		k := max(1, int(ratio*float64(n)))
-		slices.SortStableFunc(keep, func(a, b int) int {
-			if mode == FilterStdRev {
-				a, b = b, a
-			}
-			switch { // descending std for FilterStd
-			case std[a] > std[b]:
-				return -1
-			case std[a] < std[b]:
-				return 1
-			}
-			return 0
-		})
-		keep = keep[:k]
-		slices.Sort(keep)
-	}
-	pick := func(v []float64) []float64 {
-		out := make([]float64, len(keep))
-		for i, g := range keep {
-			out[i] = v[g]
-		}
-		return out
-	}
-	stats = FilterStats{
-		InGroupStd: Mean(std), InGroupMax: Mean(mx), InGroupMean: Mean(mu),
-		ChosenInGroupStd: Mean(pick(std)), ChosenInGroupMax: Mean(pick(mx)), ChosenInGroupMean: Mean(pick(mu)),
-	}
-	return keep, stats, nil
+	return FilterGroupsByTag(scores, groupSize, ratio, mode, nil)
 }
 
 // Rows expands kept group indices to the trajectory indices they cover, in
@@ -130,41 +75,80 @@ func Rows(keep []int, groupSize int) []int {
 
 // FilterGroupsByTag is FilterGroups applied to each environment's groups
 // on their own: tags[g] names group g's environment, and each tag keeps
-// max(1, ⌊ratio·its groups⌋) of its groups. RAGEN ranks all groups of the
-// batch together, which is right for one environment; across environments
-// whose rewards differ in scale (Sokoban pays 10 for a solve, FrozenLake 1)
-// the larger scale wins every place, and the other environments stop
-// training (measured: FrozenLake trained beside SimpleSokoban fell from
-// 0.133 to 0.004). The statistics cover all groups, and the kept ones, as
-// FilterGroups' do.
+// max(1, ⌊ratio·its groups⌋) of its groups; nil tags rank all groups
+// together (FilterGroups). RAGEN ranks all groups of the batch together,
+// which is right for one environment; across environments whose rewards
+// differ in scale (Sokoban pays 10 for a solve, FrozenLake 1) the larger
+// scale wins every place, and the other environments stop training
+// (measured: FrozenLake trained beside SimpleSokoban fell from 0.133 to
+// 0.004). The statistics cover all groups, and the kept ones.
 func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode string, tags []string) (keep []int, stats FilterStats, err error) {
-	if groupSize < 1 || len(scores)%groupSize != 0 || len(tags) != len(scores)/groupSize {
+	switch {
+	case len(scores) == 0:
+		return nil, stats, fmt.Errorf("rollout filter: no scores")
+	case groupSize < 1:
+		return nil, stats, fmt.Errorf("rollout filter: group size %d is not positive", groupSize)
+	case len(scores)%groupSize != 0:
+		return nil, stats, fmt.Errorf("rollout filter: %d scores do not split into groups of %d", len(scores), groupSize)
+	case tags != nil && len(tags) != len(scores)/groupSize:
 		return nil, stats, fmt.Errorf("rollout filter: %d tags for %d scores in groups of %d", len(tags), len(scores), groupSize)
+	case !(ratio > 0 && ratio <= 1):
+		return nil, stats, fmt.Errorf("rollout filter ratio %v is not in (0, 1]", ratio)
+	case mode != FilterStd && mode != FilterStdRev:
+		return nil, stats, fmt.Errorf("rollout filter type %q is not one of std, std_rev", mode)
 	}
-	if _, stats, err = FilterGroups(scores, groupSize, 1, mode); err != nil {
-		return nil, stats, err
+	for i, s := range scores {
+		if math.IsNaN(s) || math.IsInf(s, 0) {
+			return nil, stats, fmt.Errorf("rollout filter: score %d is %v", i, s)
+		}
+	}
+	n := len(scores) / groupSize
+	std, mx, mu := make([]float64, n), make([]float64, n), make([]float64, n)
+	for g := range n {
+		x := scores[g*groupSize : (g+1)*groupSize]
+		std[g], mx[g], mu[g] = stdUnbiased(x), maxOf(x), Mean(x)
+	}
+	if tags == nil {
+		tags = make([]string, n) // one ranking
 	}
 	order, byTag := indexBy(tags)
 	for _, tag := range order {
-		groups := byTag[tag]
-		sub := make([]float64, 0, len(groups)*groupSize)
-		for _, g := range groups {
-			sub = append(sub, scores[g*groupSize:(g+1)*groupSize]...)
-		}
-		k, _, err := FilterGroups(sub, groupSize, ratio, mode)
-		if err != nil {
-			return nil, stats, fmt.Errorf("%s: %w", tag, err)
-		}
-		for _, i := range k {
-			keep = append(keep, groups[i])
-		}
+		keep = append(keep, topGroups(byTag[tag], std, ratio, mode)...)
 	}
 	slices.Sort(keep)
-	var chosen []float64
-	for _, g := range keep {
-		chosen = append(chosen, scores[g*groupSize:(g+1)*groupSize]...)
+	pick := func(v []float64) []float64 {
+		out := make([]float64, len(keep))
+		for i, g := range keep {
+			out[i] = v[g]
+		}
+		return out
 	}
-	_, cs, _ := FilterGroups(chosen, groupSize, 1, mode)
-	stats.ChosenInGroupStd, stats.ChosenInGroupMax, stats.ChosenInGroupMean = cs.InGroupStd, cs.InGroupMax, cs.InGroupMean
+	stats = FilterStats{
+		InGroupStd: Mean(std), InGroupMax: Mean(mx), InGroupMean: Mean(mu),
+		ChosenInGroupStd: Mean(pick(std)), ChosenInGroupMax: Mean(pick(mx)), ChosenInGroupMean: Mean(pick(mu)),
+	}
 	return keep, stats, nil
+}
+
+// topGroups returns, of groups (ascending indices), all of them at ratio
+// 1, else the max(1, ⌊ratio·len⌋) of highest std (FilterStd) or lowest
+// (FilterStdRev), ties to the lower index.
+func topGroups(groups []int, std []float64, ratio float64, mode string) []int {
+	if ratio >= 1 {
+		return groups
+	}
+	ranked := slices.Clone(groups)
+	slices.SortStableFunc(ranked, func(a, b int) int {
+		if mode == FilterStdRev {
+			a, b = b, a
+		}
+		switch { // descending std for FilterStd
+		case std[a] > std[b]:
+			return -1
+		case std[a] < std[b]:
+			return 1
+		}
+		return 0
+	})
+	return ranked[:max(1, int(ratio*float64(len(groups))))]
 }
