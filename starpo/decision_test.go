@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/ragen-go/ragen/starpo/optim"
-	"github.com/ragen-go/ragen/starpo/rollout"
 )
 
 // Each demonstrated turn has one decision, the first token of its first
@@ -16,14 +15,7 @@ func TestDecisions(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
 	rc := tr.Envs.Config()
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.MaxActionsPerTurn = []string{"SimpleSokoban", "Bandit"}, []int{2, 2}, 4, 1, 1
-	mgr, err := rollout.NewManager(rc, tr.Tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	demos, _, err := Demonstrations(mgr, tr.Tok, 4, 0, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demos, _ := expertDemos(t, rc, tr.Tok, 4, 0, 7)
 	turns := 0
 	for _, d := range demos {
 		turns += len(d.TurnRewards)
@@ -68,14 +60,7 @@ func TestDecisions(t *testing.T) {
 
 	// Countdown names no actions: no decisions to score.
 	rc.Tags, rc.NGroups, rc.EnvGroups = []string{"Countdown"}, []int{1}, 1
-	cm, err := rollout.NewManager(rc, tr.Tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cd, _, err := Demonstrations(cm, tr.Tok, 1, 0, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
+	cd, _ := expertDemos(t, rc, tr.Tok, 1, 0, 7)
 	if _, err := NewDecisions(cd, tr.Tok); err == nil {
 		t.Fatal("Countdown demonstrations gave decisions")
 	}

@@ -7,7 +7,23 @@ import (
 
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/tokenizer"
 )
+
+// expertDemos plays n demonstrations by the expert (noise, seed) on
+// environments configured as rc.
+func expertDemos(t *testing.T, rc rollout.Config, tok *tokenizer.Tokenizer, n int, noise float64, seed int64) ([]rollout.Trajectory, rollout.Metrics) {
+	t.Helper()
+	mgr, err := rollout.NewManager(rc, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	demos, met, err := Demonstrations(mgr, tok, n, noise, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return demos, met
+}
 
 // The noiseless expert picks the Bandit's better arm every time and plays
 // SimpleSokoban with valid moves; its demonstrations are rendered like
@@ -17,14 +33,7 @@ func TestDemonstrations(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
 	rc := tr.Envs.Config()
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"SimpleSokoban", "Bandit"}, []int{3, 3}, 6, 1
-	mgr, err := rollout.NewManager(rc, tr.Tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	demos, met, err := Demonstrations(mgr, tr.Tok, 10, 0, 500)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demos, met := expertDemos(t, rc, tr.Tok, 10, 0, 500)
 	if len(demos) != 10 || met["Bandit/success"] != 1 {
 		t.Fatalf("%d demonstrations, metrics %v", len(demos), met)
 	}
@@ -41,10 +50,7 @@ func TestDemonstrations(t *testing.T) {
 			t.Fatalf("demo %s: penalty %v, %d trained tokens, last message %q", d.Tag, d.Penalty, trained, answer)
 		}
 	}
-	noisy, nm, err := Demonstrations(mgr, tr.Tok, 60, 1, 900)
-	if err != nil {
-		t.Fatal(err)
-	}
+	noisy, nm := expertDemos(t, rc, tr.Tok, 60, 1, 900)
 	if s := nm["Bandit/success"]; s < 0.2 || s > 0.8 || len(noisy) != 60 {
 		t.Fatalf("noise 1 should pick the Bandit arm at random: success %v", s)
 	}
@@ -55,14 +61,7 @@ func TestSFTLearnsDemonstrations(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 1)
 	rc := tr.Envs.Config()
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"Bandit"}, []int{2}, 2, 1
-	mgr, err := rollout.NewManager(rc, tr.Tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	demos, _, err := Demonstrations(mgr, tr.Tok, 4, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demos, _ := expertDemos(t, rc, tr.Tok, 4, 0, 1)
 	opt, err := optim.NewAdamW(tr.Actor.Params(), optim.DefaultOptions(1e-2))
 	if err != nil {
 		t.Fatal(err)

@@ -181,14 +181,7 @@ func TestSFTWindowed(t *testing.T) {
 	withWindow(t, tr, 1)
 	rc := tr.Envs.Config()
 	rc.GroupSize, rc.MaxActionsPerTurn = 1, 1
-	mgr, err := rollout.NewManager(rc, tr.Tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	demos, _, err := Demonstrations(mgr, tr.Tok, 4, 0, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	demos, _ := expertDemos(t, rc, tr.Tok, 4, 0, 1)
 	turns := 0
 	for _, d := range demos {
 		turns += len(d.PerTurn)
