@@ -19,24 +19,33 @@ import (
 // alone cannot tell a warm start that reads the board from one that does
 // not; this does. Chance is the log of the number of actions (ln 4 = 1.386
 // on Sokoban and FrozenLake).
+//
+// Chance is not the only baseline: when the prompt shows the episode's
+// earlier turns, a policy can score by repeating its previous move, and an
+// expert that often repeats itself (FrozenLake's optimal policy does in
+// about 65% of its moves) rewards that without any reading of the board.
+// Repeat is that policy's score, so a p near it says the model copies.
 type Decisions struct {
-	b    *batch
-	only [][]float64 // [B][L−1]: 1 at decision positions
-	N    int         // decisions counted
+	b      *batch
+	only   [][]float64 // [B][L−1]: 1 at decision positions
+	N      int         // decisions counted
+	Repeat float64     // mean p of "repeat the episode's previous decision, a uniform one first"
 }
 
 // DecisionReport is a policy's score on held-out decisions.
 type DecisionReport struct {
-	NLL float64 // mean −log p(the expert's decision token)
-	P   float64 // mean p(the expert's decision token)
-	N   int     // decisions scored
+	NLL    float64 // mean −log p(the expert's decision token)
+	P      float64 // mean p(the expert's decision token)
+	N      int     // decisions scored
+	Repeat float64 // the repeat-the-previous-move baseline's p (Decisions.Repeat)
 }
 
 // NewDecisions finds the decision positions of demos. Environments
 // without named actions (Countdown) contribute none; it is an error when
 // no demonstration has one.
 func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisions, error) {
-	starts := map[string]map[int]bool{} // tag → first ids of its action names
+	starts := map[string]map[int]int{} // tag → first ids of its action names → action index
+	actions := map[string]int{}        // tag → number of actions
 	for _, d := range demos {
 		if _, ok := starts[d.Tag]; ok {
 			continue
@@ -48,19 +57,23 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 		if _, err := env.Reset(d.Seed); err != nil {
 			return nil, err
 		}
-		ids := map[int]bool{}
-		for _, a := range env.Actions() {
+		ids := map[int]int{}
+		for i, a := range env.Actions() {
 			for _, form := range []string{a, " " + a} {
 				if e := tok.Encode(form); len(e) > 0 {
-					ids[e[0]] = true
+					ids[e[0]] = i
 				}
 			}
 		}
-		starts[d.Tag] = ids
+		starts[d.Tag], actions[d.Tag] = ids, len(env.Actions())
 	}
 	rows, owner, _ := trainingRows(demos)
 	b := newBatch(rows)
 	dec := &Decisions{b: b, only: make([][]float64, b.B)}
+	prev := make([]int, len(demos)) // each demonstration's last decision; rows come in turn order
+	for i := range prev {
+		prev[i] = -1
+	}
 	for r, s := range rows {
 		dec.only[r] = make([]float64, b.L-1)
 		off := b.L - len(s.IDs)
@@ -70,16 +83,25 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 				found = false
 				continue
 			}
-			if !found && starts[demos[owner[r]].Tag][s.IDs[j]] {
+			ids := starts[demos[owner[r]].Tag]
+			if a, ok := ids[s.IDs[j]]; ok && !found {
 				dec.only[r][off+j-1] = 1
 				dec.N++
 				found = true
+				switch p := prev[owner[r]]; {
+				case p < 0:
+					dec.Repeat += 1 / float64(actions[demos[owner[r]].Tag])
+				case p == a:
+					dec.Repeat++
+				}
+				prev[owner[r]] = a
 			}
 		}
 	}
 	if dec.N == 0 {
 		return nil, fmt.Errorf("decisions: none of the %d demonstrations names an action", len(demos))
 	}
+	dec.Repeat /= float64(dec.N)
 	return dec, nil
 }
 
@@ -104,6 +126,7 @@ func (d *Decisions) Score(actor *model.CausalLM, micro int) (rep DecisionReport,
 	}
 	rep.NLL /= float64(rep.N)
 	rep.P /= float64(rep.N)
+	rep.Repeat = d.Repeat
 	return rep, nil
 }
 

@@ -3,6 +3,7 @@ package starpo
 import (
 	"math"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/ragen-go/ragen/starpo/optim"
@@ -63,5 +64,48 @@ func TestDecisions(t *testing.T) {
 	cd, _ := expertDemos(t, rc, tr.Tok, 1, 0, 7)
 	if _, err := NewDecisions(cd, tr.Tok); err == nil {
 		t.Fatal("Countdown demonstrations gave decisions")
+	}
+}
+
+// The repeat baseline is the share of demonstrated moves that repeat the
+// episode's previous one (a uniform guess, 1/4, at an episode's first
+// move), read here from the demonstrations' answers; it is the same whether
+// the prompt holds the whole episode or each turn trains in its own window.
+func TestDecisionsRepeatBaseline(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
+	answer := regexp.MustCompile(`<answer>\s*(\w+)`)
+	for _, window := range []int{-1, 1} {
+		rc := tr.Envs.Config()
+		rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"FrozenLake"}, []int{4}, 4, 1
+		rc.MaxTurn, rc.MaxActionsPerTurn, rc.MaxContextWindow = 6, 1, window
+		demos, _ := expertDemos(t, rc, tr.Tok, 12, 0, 41)
+		want, n := 0.0, 0
+		for _, d := range demos {
+			prev := ""
+			for _, m := range d.Messages {
+				if m.Role != "assistant" {
+					continue
+				}
+				a := answer.FindStringSubmatch(m.Content)
+				if a == nil {
+					t.Fatalf("window %d: no action in %q", window, m.Content)
+				}
+				switch n++; prev {
+				case "":
+					want += 0.25
+				case a[1]:
+					want++
+				}
+				prev = a[1]
+			}
+		}
+		dec, err := NewDecisions(demos, tr.Tok)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if dec.N != n || math.Abs(dec.Repeat-want/float64(n)) > 1e-12 {
+			t.Fatalf("window %d: %d decisions, repeat %v; the answers give %d and %v", window, dec.N, dec.Repeat, n, want/float64(n))
+		}
+		t.Logf("window %d: %d decisions, repeating scores p %.3f", window, n, dec.Repeat)
 	}
 }

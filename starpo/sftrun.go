@@ -103,8 +103,9 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 			var rep DecisionReport
 			if rep, werr = held.Score(actor, o.MicroBatch); werr == nil {
 				res.Decisions = &rep
-				decided = fmt.Sprintf("  held-out decisions NLL %.3f p %.3f", rep.NLL, rep.P)
+				decided = fmt.Sprintf("  held-out decisions NLL %.3f p %.3f (repeating: %.3f)", rep.NLL, rep.P, rep.Repeat)
 				line["sft/heldout_decision_nll"], line["sft/heldout_decision_p"], line["sft/heldout_decisions"] = rep.NLL, rep.P, rep.N
+				line["sft/heldout_repeat_p"] = rep.Repeat
 			}
 		}
 		bar.Set(s.Step, fmt.Sprintf("loss %.4f%s", s.Loss, decided))
@@ -120,7 +121,8 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	}
 	if res.Decisions != nil {
 		log.Info().Int("decisions", res.Decisions.N).Float64("nll", res.Decisions.NLL).Float64("p_expert", res.Decisions.P).
-			Msg("held-out expert decisions (chance: NLL ln(actions), ln 4 = 1.386 on Sokoban and FrozenLake)")
+			Float64("p_repeat", res.Decisions.Repeat).
+			Msg("held-out expert decisions (chance: NLL ln(actions), ln 4 = 1.386 on Sokoban and FrozenLake; p_repeat: repeating the previous move)")
 	}
 	res.Interrupted = stop != nil && stop()
 	res.Export = filepath.Join(out, "export")
