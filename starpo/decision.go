@@ -77,20 +77,20 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 	for r, s := range rows {
 		dec.only[r] = make([]float64, b.L-1)
 		off := b.L - len(s.IDs)
+		tag := demos[owner[r]].Tag
 		found := false // a decision already counted in this turn
 		for j := 1; j < len(s.IDs); j++ {
 			if s.LossMask[j] == 0 {
 				found = false
 				continue
 			}
-			ids := starts[demos[owner[r]].Tag]
-			if a, ok := ids[s.IDs[j]]; ok && !found {
+			if a, ok := starts[tag][s.IDs[j]]; ok && !found {
 				dec.only[r][off+j-1] = 1
 				dec.N++
 				found = true
 				switch p := prev[owner[r]]; {
 				case p < 0:
-					dec.Repeat += 1 / float64(actions[demos[owner[r]].Tag])
+					dec.Repeat += 1 / float64(actions[tag])
 				case p == a:
 					dec.Repeat++
 				}
