@@ -43,7 +43,7 @@ if [ $rc = 3 ]; then
 		apt_install libtorch-dev libopenblas0-pthread
 		found=$(.cache/gotchprep -find)
 	else
-		echo "deps: no libtorch found. Either set LIBTORCH to an unpacked libtorch folder (see README, GPU workstation), install PyTorch, or on Debian/Ubuntu: sudo apt-get install libtorch-dev libopenblas0-pthread" >&2
+		echo "deps: no libtorch found. Either set LIBTORCH to an unpacked libtorch folder (see docs/gpu.md), install PyTorch, or on Debian/Ubuntu: sudo apt-get install libtorch-dev libopenblas0-pthread" >&2
 		exit 1
 	fi
 elif [ $rc != 0 ]; then

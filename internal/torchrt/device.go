@@ -44,7 +44,7 @@ func ParseDevice(s string) (gotch.Device, error) {
 
 func cudaHint() string {
 	if !prepared.CUDA {
-		return " (this build links a CPU-only libtorch; see the README's GPU section)"
+		return " (this build links a CPU-only libtorch; see docs/gpu.md)"
 	}
 	return ""
 }
