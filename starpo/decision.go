@@ -78,13 +78,14 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 		dec.only[r] = make([]float64, b.L-1)
 		off := b.L - len(s.IDs)
 		tag := demos[owner[r]].Tag
+		ids := starts[tag]
 		found := false // a decision already counted in this turn
 		for j := 1; j < len(s.IDs); j++ {
 			if s.LossMask[j] == 0 {
 				found = false
 				continue
 			}
-			if a, ok := starts[tag][s.IDs[j]]; ok && !found {
+			if a, ok := ids[s.IDs[j]]; ok && !found {
 				dec.only[r][off+j-1] = 1
 				dec.N++
 				found = true
