@@ -38,7 +38,7 @@ func BenchmarkTrainStep50M(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	demos, _, err := Demonstrations(mgr, base, 64, 0.5, 1)
+	demos, _, err := Demonstrations(mgr, base, 64, Imperfection{Noise: 0.5}, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

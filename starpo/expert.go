@@ -14,12 +14,10 @@ import (
 // environment of m as its solver does (Sokoban BFS, FrozenLake value
 // iteration, the Bandit's better arm, a Countdown equation), written like a
 // policy's answer: a short <think> then <answer>a || b</answer>, tokenised,
-// ending where sampling would stop (on "</answer>"). With probability
-// noise a turn's first action is replaced by a uniformly random one (for
-// environments with a fixed action set): an imperfect expert whose
-// demonstrations leave RL something to improve. The expert is
-// deterministic given seed.
-func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, noise float64, seed int64) rollout.Generator {
+// ending where sampling would stop (on "</answer>"). imp makes it an
+// imperfect expert whose demonstrations leave RL something to improve (see
+// Imperfection). The expert is deterministic given seed.
+func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, imp Imperfection, seed int64) rollout.Generator {
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x5EED))
 	maxPerTurn, think := m.Config().MaxActionsPerTurn, m.Config().EnableThink
 	return func(prompts [][]int) ([]rollout.Generation, error) {
@@ -31,11 +29,17 @@ func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, noise float64, seed
 		for k, i := range idx {
 			env, spec := m.Env(i)
 			acts := expertActions(env, maxPerTurn)
-			if names := env.Actions(); len(names) > 0 && len(acts) > 0 && rng.Float64() < noise {
+			if names := env.Actions(); len(names) > 0 && len(acts) > 0 && rng.Float64() < imp.Noise {
 				acts[0] = names[rng.IntN(len(names))]
 			}
+			answer := strings.Join(acts, " "+envs.ActionSep+" ")
+			// Drawn only when asked for, so that Invalid 0 leaves the
+			// demonstrations of earlier runs unchanged.
+			if imp.Invalid > 0 && rng.Float64() < imp.Invalid {
+				answer = PlaceholderAnswer
+			}
 			// The prompt ends in the generation prefix, <think> or <answer>.
-			text := strings.Join(acts, " "+envs.ActionSep+" ") + "</answer>"
+			text := answer + "</answer>"
 			if think {
 				text = expertThink(spec.EnvType, acts) + "</think><answer>" + text
 			}
@@ -44,6 +48,23 @@ func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, noise float64, seed
 		}
 		return out, nil
 	}
+}
+
+// PlaceholderAnswer is what an Imperfection.Invalid turn answers: the
+// format instruction's placeholder copied verbatim ("Always output:
+// <answer> [your answer] </answer>", spec §3.3), a failure of models that
+// have not learned the format. It names no action, so the turn moves
+// nothing and takes RAGEN's format penalty.
+const PlaceholderAnswer = "[your answer]"
+
+// Imperfection is how an expert's demonstrations depart from its solver.
+type Imperfection struct {
+	// Noise is the chance that a turn's first action is replaced by a
+	// uniformly random one (environments with a fixed action set).
+	Noise float64
+	// Invalid is the chance that a turn answers PlaceholderAnswer instead
+	// of its actions (after Noise is drawn).
+	Invalid float64
 }
 
 // expertActions is the solver's next actions (at most maxPerTurn); none

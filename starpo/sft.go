@@ -20,12 +20,12 @@ import (
 // collected. They are rendered exactly as rollouts are: the same prompts,
 // turns, template and loss mask. It returns them with the expert's rollout
 // metrics (its success rate, for the record).
-func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, noise float64, seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
+func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, imp Imperfection, seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
 	if n < 1 {
 		return nil, nil, fmt.Errorf("demonstrations: %d episodes requested", n)
 	}
 	var out []rollout.Trajectory
-	expert := NewExpert(m, tok, noise, seed)
+	expert := NewExpert(m, tok, imp, seed)
 	for round := int64(0); len(out) < n; round++ {
 		if err := m.Reset(seed + round*int64(m.Config().EnvGroups)); err != nil {
 			return nil, nil, err

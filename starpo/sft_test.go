@@ -1,6 +1,7 @@
 package starpo
 
 import (
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -18,7 +19,7 @@ func expertDemos(t *testing.T, rc rollout.Config, tok *tokenizer.Tokenizer, n in
 	if err != nil {
 		t.Fatal(err)
 	}
-	demos, met, err := Demonstrations(mgr, tok, n, noise, seed)
+	demos, met, err := Demonstrations(mgr, tok, n, Imperfection{Noise: noise}, seed)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,6 +54,48 @@ func TestDemonstrations(t *testing.T) {
 	noisy, nm := expertDemos(t, rc, tr.Tok, 60, 1, 900)
 	if s := nm["Bandit/success"]; s < 0.2 || s > 0.8 || len(noisy) != 60 {
 		t.Fatalf("noise 1 should pick the Bandit arm at random: success %v", s)
+	}
+}
+
+// Imperfection.Invalid makes that share of turns answer the format's
+// placeholder: no action is played, each such turn takes the format
+// penalty, and the rendered answer is the placeholder itself, so SFT
+// teaches it at that rate.
+func TestDemonstrationsInvalidAnswers(t *testing.T) {
+	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
+	rc := tr.Envs.Config()
+	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"FrozenLake"}, []int{4}, 4, 1
+	mgr, err := rollout.NewManager(rc, tr.Tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, met, err := Demonstrations(mgr, tr.Tok, 8, Imperfection{Invalid: 1}, 700)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if met["FrozenLake/success"] != 0 {
+		t.Fatalf("answering only the placeholder cannot succeed: %v", met)
+	}
+	for _, d := range all {
+		turns := rc.MaxTurn
+		if d.NumActions != 0 || math.Abs(d.Penalty-float64(turns)*rc.FormatPenalty) > 1e-9 {
+			t.Fatalf("placeholder-only demo: %d actions, penalty %v (want 0 and %d × %v)", d.NumActions, d.Penalty, turns, rc.FormatPenalty)
+		}
+		if last := d.Messages[len(d.Messages)-1].Content; !strings.Contains(last, "<answer>"+PlaceholderAnswer+"</answer>") {
+			t.Fatalf("the answer should be the placeholder, got %q", last)
+		}
+	}
+	half, _, err := Demonstrations(mgr, tr.Tok, 40, Imperfection{Invalid: 0.5}, 900)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad, turns := 0.0, 0
+	for _, d := range half {
+		bad += d.Penalty / rc.FormatPenalty
+		turns += len(d.TurnRewards)
+	}
+	if share := bad / float64(turns); share < 0.35 || share > 0.65 {
+		t.Fatalf("Invalid 0.5: %.0f of %d turns answered the placeholder", bad, turns)
 	}
 }
 

@@ -64,18 +64,18 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, fmt.Errorf("creating %s: %w", out, err)
 	}
-	demos, em, err := Demonstrations(mgr, tok, cfg.SFT.Episodes, cfg.SFT.Noise, cfg.SFT.Seed)
+	demos, em, err := Demonstrations(mgr, tok, cfg.SFT.Episodes, Imperfection{Noise: cfg.SFT.Noise, Invalid: cfg.SFT.Invalid}, cfg.SFT.Seed)
 	if err != nil {
 		return res, err
 	}
 	res.Expert = em
-	log.Info().Int("episodes", len(demos)).Interface("expert_success", SuccessByTag(em)).Float64("noise", cfg.SFT.Noise).Msg("demonstrations")
+	log.Info().Int("episodes", len(demos)).Interface("expert_success", SuccessByTag(em)).Float64("noise", cfg.SFT.Noise).Float64("invalid", cfg.SFT.Invalid).Msg("demonstrations")
 	if err := writeTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
 		return res, err
 	}
 	var held *Decisions
 	if n := cfg.SFT.Heldout; n > 0 {
-		hd, _, err := Demonstrations(mgr, tok, n, 0, cfg.SFT.Seed+heldoutSeedOffset)
+		hd, _, err := Demonstrations(mgr, tok, n, Imperfection{}, cfg.SFT.Seed+heldoutSeedOffset)
 		if err != nil {
 			return res, fmt.Errorf("held-out demonstrations: %w", err)
 		}
@@ -146,7 +146,7 @@ func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]str
 	}
 	var texts []string
 	for _, noise := range []float64{0, 0.5} {
-		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, noise, cfg.Seed+int64(noise*1e6))
+		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, Imperfection{Noise: noise}, cfg.Seed+int64(noise*1e6))
 		if err != nil {
 			return nil, err
 		}

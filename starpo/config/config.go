@@ -90,6 +90,7 @@ type SFT struct {
 	MicroBatch int     `yaml:"micro_batch"` // training rows per forward/backward (demonstrations; turns under a context window)
 	LR         float64 `yaml:"lr"`          // AdamW learning rate (constant)
 	Noise      float64 `yaml:"noise"`       // chance that a demonstrated turn's first action is random
+	Invalid    float64 `yaml:"invalid"`     // chance that a demonstrated turn answers the format's placeholder "[your answer]" (no valid action)
 	Seed       int64   `yaml:"seed"`        // first demonstration seed
 	Heldout    int     `yaml:"heldout"`     // noise-free demonstrations (seeds from seed+100,000,000) whose decisions are scored; 0 = none
 	EvalEvery  int     `yaml:"eval_every"`  // score the held-out decisions every N steps; 0 = only at the end

@@ -45,6 +45,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sft.episodes, sft.epochs, sft.batch and sft.micro_batch must be ≥ 1")
 	case !(c.SFT.Noise >= 0 && c.SFT.Noise <= 1):
 		return fmt.Errorf("sft.noise %v must be in [0, 1]", c.SFT.Noise)
+	case !(c.SFT.Invalid >= 0 && c.SFT.Invalid <= 1):
+		return fmt.Errorf("sft.invalid %v must be in [0, 1]", c.SFT.Invalid)
 	case c.SFT.Heldout < 0 || c.SFT.EvalEvery < 0:
 		return fmt.Errorf("sft.heldout %d and sft.eval_every %d must be ≥ 0", c.SFT.Heldout, c.SFT.EvalEvery)
 	case c.SFT.LR < 0:
