@@ -438,10 +438,14 @@ func jsonNumber(v float64) any {
 }
 
 // SuccessByTag picks the success rates out of rollout metrics, by tag.
-func SuccessByTag(m rollout.Metrics) map[string]float64 {
+func SuccessByTag(m rollout.Metrics) map[string]float64 { return ByTag(m, "success") }
+
+// ByTag picks one per-tag rollout metric (success, action_is_valid, …)
+// out of m, by tag.
+func ByTag(m rollout.Metrics, name string) map[string]float64 {
 	out := map[string]float64{}
 	for k, v := range m {
-		if tag, ok := strings.CutSuffix(k, "/success"); ok {
+		if tag, ok := strings.CutSuffix(k, "/"+name); ok {
 			out[tag] = v
 		}
 	}

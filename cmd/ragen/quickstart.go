@@ -17,6 +17,7 @@ import (
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/config"
+	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
@@ -31,7 +32,13 @@ type stageResult struct {
 	Stage   string             `json:"stage"`
 	Model   string             `json:"model"`
 	Success map[string]float64 `json:"success"`
+	Valid   map[string]float64 `json:"action_is_valid"` // per tag: the mean over episodes of the share of valid actions per turn
 	Seconds float64            `json:"seconds"`
+}
+
+// newStage is a stage's row from its validation metrics.
+func newStage(stage, model string, m rollout.Metrics, took time.Duration) stageResult {
+	return stageResult{Stage: stage, Model: model, Success: starpo.SuccessByTag(m), Valid: starpo.ByTag(m, "action_is_valid"), Seconds: took.Seconds()}
 }
 
 func runQuickstart(args []string, stdout, stderr io.Writer) error {
@@ -74,7 +81,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return fmt.Errorf("validation %s: %w", stage, err)
 		}
-		rows = append(rows, stageResult{Stage: stage, Model: dir, Success: starpo.SuccessByTag(m), Seconds: time.Since(t0).Seconds()})
+		rows = append(rows, newStage(stage, dir, m, time.Since(t0)))
 		return writeSummary(out, rows, time.Since(start), cfg)
 	}
 	if err := eval("initial", modelDir); err != nil {
@@ -104,7 +111,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if run.Interrupted {
 		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, sft.Export, rlDir)
 	}
-	rows = append(rows, stageResult{Stage: "after StarPO-S", Model: filepath.Join(rlDir, "export"), Success: starpo.SuccessByTag(run.LastVal), Seconds: time.Since(t0).Seconds()})
+	rows = append(rows, newStage("after StarPO-S", filepath.Join(rlDir, "export"), run.LastVal, time.Since(t0)))
 	if err := writeSummary(out, rows, time.Since(start), cfg); err != nil {
 		return err
 	}
@@ -175,7 +182,9 @@ func writeSummary(dir string, rows []stageResult, total time.Duration, cfg confi
 
 // table prints success per tag (rows) after each stage (columns), and
 // the change from the warm start to the end with its 95% interval
-// (Wald, two independent proportions on the validation episodes).
+// (Wald, two independent proportions on the validation episodes); then
+// the share of valid actions per turn, so that a gain made of answering
+// in format is told apart from one made of playing better.
 func table(rows []stageResult, cfg config.Config) string {
 	tags := map[string]bool{}
 	for _, r := range rows {
@@ -206,6 +215,14 @@ func table(rows []stageResult, cfg config.Config) string {
 		}
 		if g, ok := gain[t]; ok {
 			fmt.Fprintf(&b, "  %+.3f [%+.3f, %+.3f]", g.Diff, g.Low, g.High)
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\nvalid actions per turn (a turn whose answer names no action, or an unknown one, is invalid)\n\n")
+	for _, t := range names {
+		fmt.Fprintf(&b, "%-16s", t)
+		for _, r := range rows {
+			fmt.Fprintf(&b, " %15.3f", r.Valid[t])
 		}
 		b.WriteString("\n")
 	}

@@ -30,7 +30,7 @@ func TestQuickstartShort(t *testing.T) {
 	if code := runMain(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban", "end − warm start (95% interval)"} {
+	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban", "end − warm start (95% interval)", "valid actions per turn"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
 		}
@@ -43,7 +43,7 @@ func TestQuickstartShort(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 {
+	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 || len(sum.Stages[2].Valid) != 3 {
 		t.Fatalf("summary.json: %v, %d stages, gains %v", err, len(sum.Stages), sum.Gains)
 	}
 	exp := filepath.Join(out, "rl", "export")
