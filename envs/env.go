@@ -44,4 +44,9 @@ type Policy interface {
 	// probability of reaching the goal when following the policy from here.
 	// The action is empty when the episode is already over.
 	PolicyAction() (action string, successProb float64)
+	// PolicyPlan returns up to n actions to write in one answer: the
+	// optimal action, then the optimal action from the cell it aims at
+	// (as if nothing slipped), and so on, stopping at a hole or the goal.
+	// Its first action is PolicyAction's. Empty when the episode is over.
+	PolicyPlan(n int) []string
 }

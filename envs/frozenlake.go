@@ -232,3 +232,25 @@ func (f *FrozenLake) PolicyAction() (string, float64) {
 	a, p := f.plan.best(f.pos, f.cfg.PolicyHorizon-f.steps)
 	return frozenLakeActions[a], p
 }
+
+// PolicyPlan follows the policy along the cells its moves aim at: what a
+// player who writes several moves per answer would plan, knowing the ice
+// may send it elsewhere (RAGEN executes an answer's actions in order and
+// stops at the first that ends the episode).
+func (f *FrozenLake) PolicyPlan(n int) []string {
+	first, _ := f.PolicyAction() // also builds the plan
+	if first == "" {
+		return nil
+	}
+	var out []string
+	pos := f.pos
+	for i := range n {
+		if c := f.desc[pos]; c == 'H' || c == 'G' {
+			break
+		}
+		a, _ := f.plan.best(pos, f.cfg.PolicyHorizon-f.steps-i)
+		out = append(out, frozenLakeActions[a])
+		pos = lakeMove(pos, a, f.cfg.Size)
+	}
+	return out
+}

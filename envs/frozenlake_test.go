@@ -2,6 +2,7 @@ package envs
 
 import (
 	"math"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -227,6 +228,34 @@ func TestFrozenLakePolicyMatchesPlay(t *testing.T) {
 		got := float64(wins) / episodes
 		if sd := math.Sqrt(want * (1 - want) / episodes); math.Abs(got-want) > 4*sd+1e-3 {
 			t.Errorf("seed %d: policy wins %.3f of episodes, predicts %.3f", seed, got, want)
+		}
+	}
+}
+
+func TestFrozenLakePolicyPlan(t *testing.T) {
+	// Without slips the plan is the whole path: S F F / H H F / G F F needs
+	// Right, Right, Down, Down, Left, Left; asked for more it stops at G.
+	f := loadLake(t, false, 6, "SFF", "HHF", "GFF")
+	want := []string{"Right", "Right", "Down", "Down", "Left", "Left"}
+	if got := f.PolicyPlan(10); !slices.Equal(got, want) {
+		t.Fatalf("PolicyPlan(10) = %v, want %v", got, want)
+	}
+	if got := f.PolicyPlan(2); !slices.Equal(got, want[:2]) {
+		t.Fatalf("PolicyPlan(2) = %v, want %v", got, want[:2])
+	}
+	for _, a := range want {
+		f.Step(a)
+	}
+	if got := f.PolicyPlan(3); len(got) != 0 {
+		t.Fatalf("on the goal PolicyPlan = %v, want nothing", got)
+	}
+	// On the slippery lake its first action is PolicyAction's.
+	g := mustNew(t, "FrozenLake").(*FrozenLake)
+	for seed := int64(0); seed < 20; seed++ {
+		mustReset(t, g, seed)
+		a, _ := g.PolicyAction()
+		if p := g.PolicyPlan(3); len(p) == 0 || len(p) > 3 || p[0] != a {
+			t.Fatalf("seed %d: PolicyPlan(3) = %v, PolicyAction %s", seed, p, a)
 		}
 	}
 }

@@ -71,10 +71,8 @@ type Imperfection struct {
 // when the environment has no solver or no solution.
 func expertActions(env envs.Env, maxPerTurn int) []string {
 	if p, ok := env.(envs.Policy); ok {
-		if a, _ := p.PolicyAction(); a != "" {
-			return []string{a} // stochastic: one step, then look again
-		}
-		return nil
+		// Stochastic: the plan assumes no slip; the next turn looks again.
+		return p.PolicyPlan(maxPerTurn)
 	}
 	if s, ok := env.(envs.Solver); ok {
 		if acts, ok := s.Solve(); ok {
