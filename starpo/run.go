@@ -35,6 +35,7 @@ type Run struct {
 	Stop        func() bool     // polled between steps (Ctrl-C); nil = never
 	Bar         bool            // draw a progress bar for the steps instead of a log line per step
 	LastVal     rollout.Metrics // the latest validation's metrics
+	StartVal    rollout.Metrics // the step-0 validation's metrics: the starting model's (nil after a --resume)
 	Interrupted bool            // Stop ended the run early (a checkpoint was saved, nothing exported)
 	CheckEvery  int             // data parallel: compare the ranks' weights every this many steps (and at the end); 0 = only at the end
 	metrics     *os.File
@@ -311,6 +312,9 @@ func (r *Run) validate(step int) error {
 	}
 	m := rollout.ComputeMetrics(trajs, r.Val.Config().GroupSize)
 	r.LastVal = m
+	if step == 0 {
+		r.StartVal = m
+	}
 	if !r.Trainer.Dist.Main() {
 		return nil
 	}

@@ -33,7 +33,7 @@ type stageResult struct {
 	Model   string             `json:"model"`
 	Success map[string]float64 `json:"success"`
 	Valid   map[string]float64 `json:"action_is_valid"` // per tag: the mean over episodes of the share of valid actions per turn
-	Seconds float64            `json:"seconds"`
+	Seconds float64            `json:"seconds"`         // initial: its validation; after SFT: the warm start (demonstrations, training, export); after StarPO-S: the RL run with its validations
 }
 
 // newStage is a stage's row from its validation metrics.
@@ -87,6 +87,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if err := eval("initial", modelDir); err != nil {
 		return err
 	}
+	sftStart := time.Now()
 	sft, err := starpo.RunSFT(cfg, modelDir, filepath.Join(out, "sft"), opts, stop)
 	if err != nil {
 		return err
@@ -94,9 +95,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if sft.Interrupted {
 		return errors.New("interrupted during the warm start; its weights so far are in " + sft.Export)
 	}
-	if err := eval("after SFT", sft.Export); err != nil {
-		return err
-	}
+	sftTook := time.Since(sftStart)
 	rlDir := filepath.Join(out, "rl")
 	run, err := starpo.NewRun(cfg, sft.Export, rlDir, opts, nil)
 	if err != nil {
@@ -105,8 +104,21 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	defer run.Close()
 	run.Stop, run.Bar = stop, true
 	t0 := time.Now()
-	if err := run.Execute(false); err != nil {
-		return err
+	runErr := run.Execute(false)
+	// The run's step-0 validation is the warm start's, on the same seeds at
+	// the same temperature: it is the "after SFT" row (validating the
+	// export here as well would repeat those rollouts, about a minute).
+	if run.StartVal != nil {
+		rows = append(rows, newStage("after SFT", sft.Export, run.StartVal, sftTook))
+		if err := writeSummary(out, rows, time.Since(start), cfg); err != nil && runErr == nil {
+			runErr = err
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	if run.StartVal == nil {
+		return errors.New("the StarPO-S stage did not validate the warm start at step 0")
 	}
 	if run.Interrupted {
 		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, sft.Export, rlDir)
