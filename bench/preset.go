@@ -94,7 +94,7 @@ func (p Preset) Build(dir, tokPath string, seed uint64) error {
 	// padding ids, which no tokenizer can decode.
 	cfg.VocabSize = tok.VocabSize()
 	eos := tok.EOS()
-	cfg.EOSTokenID = &eos
+	cfg.EOSTokenID = model.TokenIDs{eos}
 	return model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: seed})
 }
 

@@ -40,7 +40,7 @@ func TestBaselineMatchesOurModel(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "tiny")
 	eos := 1
 	cfg := qwen2(32, 48, 2, 4, 2, 128)
-	cfg.VocabSize, cfg.EOSTokenID = 64, &eos
+	cfg.VocabSize, cfg.EOSTokenID = 64, model.TokenIDs{eos}
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 3, Std: 0.2, BiasStd: 0.1, NormNoise: 0.1}); err != nil {
 		t.Fatal(err)
 	}

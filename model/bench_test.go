@@ -20,7 +20,7 @@ func bench50M() Config {
 	return Config{
 		ModelType: "qwen2", HiddenSize: 512, IntermediateSize: 1536, NumHiddenLayers: 10,
 		NumAttentionHeads: 8, NumKeyValueHeads: 2, RopeTheta: 1e6, RMSNormEps: 1e-6,
-		VocabSize: 32768, MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
+		VocabSize: 32768, MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: TokenIDs{eos},
 	}
 }
 

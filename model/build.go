@@ -66,6 +66,15 @@ func newBackbone(cfg Config, opt Options, get getter) (m *Backbone, err error) {
 		return t
 	}
 	sdpa := useSDPA()
+	qkvBias, oBias, mlpBias := cfg.Biases()
+	// linear binds a projection, with its bias where the architecture has one.
+	linear := func(name string, bias bool) Linear {
+		l := Linear{Weight: w(name + ".weight")}
+		if bias {
+			l.Bias = w(name + ".bias")
+		}
+		return l
+	}
 	m.Embed = w("model.embed_tokens.weight")
 	m.Norm = RMSNorm{Weight: w("model.norm.weight"), Eps: cfg.RMSNormEps}
 	hd := int64(cfg.HeadDimension())
@@ -75,24 +84,24 @@ func newBackbone(cfg Config, opt Options, get getter) (m *Backbone, err error) {
 			InputNorm:    RMSNorm{Weight: w(p + "input_layernorm.weight"), Eps: cfg.RMSNormEps},
 			PostAttnNorm: RMSNorm{Weight: w(p + "post_attention_layernorm.weight"), Eps: cfg.RMSNormEps},
 			Attn: Attention{
-				Q:      Linear{w(p + "self_attn.q_proj.weight"), w(p + "self_attn.q_proj.bias")},
-				K:      Linear{w(p + "self_attn.k_proj.weight"), w(p + "self_attn.k_proj.bias")},
-				V:      Linear{w(p + "self_attn.v_proj.weight"), w(p + "self_attn.v_proj.bias")},
-				O:      Linear{Weight: w(p + "self_attn.o_proj.weight")},
+				Q:      linear(p+"self_attn.q_proj", qkvBias),
+				K:      linear(p+"self_attn.k_proj", qkvBias),
+				V:      linear(p+"self_attn.v_proj", qkvBias),
+				O:      linear(p+"self_attn.o_proj", oBias),
 				NHeads: int64(cfg.NumAttentionHeads), NKVHeads: int64(cfg.NumKeyValueHeads), HeadDim: hd,
 				SDPA: sdpa,
 			},
 			MLP: MLP{
-				Gate: Linear{Weight: w(p + "mlp.gate_proj.weight")},
-				Up:   Linear{Weight: w(p + "mlp.up_proj.weight")},
-				Down: Linear{Weight: w(p + "mlp.down_proj.weight")},
+				Gate: linear(p+"mlp.gate_proj", mlpBias),
+				Up:   linear(p+"mlp.up_proj", mlpBias),
+				Down: linear(p+"mlp.down_proj", mlpBias),
 			},
 		})
 	}
 	if err != nil {
 		return nil, err
 	}
-	if m.Rotary, err = newRotary(cfg.HeadDimension(), cfg.RopeTheta, opt.Device); err != nil {
+	if m.Rotary, err = newRotary(cfg.HeadDimension(), cfg.RopeTheta, cfg.Rope, opt.Device); err != nil {
 		return nil, fmt.Errorf("rotary embeddings: %w", err)
 	}
 	return m, nil

@@ -72,26 +72,29 @@ func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
 	return m.Norm.Forward(x)
 }
 
-// Params lists the backbone's weights under HuggingFace's names.
+// Params lists the backbone's weights under HuggingFace's names. A bias
+// the architecture lacks is not listed: it exists nowhere (optimiser,
+// checkpoints, data-parallel buckets, exports all take this list).
 func (m *Backbone) Params() []Param {
 	ps := []Param{{"model.embed_tokens.weight", m.Embed}}
+	linear := func(name string, l Linear) {
+		ps = append(ps, Param{name + ".weight", l.Weight})
+		if l.Bias != nil {
+			ps = append(ps, Param{name + ".bias", l.Bias})
+		}
+	}
 	for i := range m.Layers {
 		l := &m.Layers[i]
 		p := layerPrefix(i)
-		ps = append(ps,
-			Param{p + "input_layernorm.weight", l.InputNorm.Weight},
-			Param{p + "self_attn.q_proj.weight", l.Attn.Q.Weight},
-			Param{p + "self_attn.q_proj.bias", l.Attn.Q.Bias},
-			Param{p + "self_attn.k_proj.weight", l.Attn.K.Weight},
-			Param{p + "self_attn.k_proj.bias", l.Attn.K.Bias},
-			Param{p + "self_attn.v_proj.weight", l.Attn.V.Weight},
-			Param{p + "self_attn.v_proj.bias", l.Attn.V.Bias},
-			Param{p + "self_attn.o_proj.weight", l.Attn.O.Weight},
-			Param{p + "post_attention_layernorm.weight", l.PostAttnNorm.Weight},
-			Param{p + "mlp.gate_proj.weight", l.MLP.Gate.Weight},
-			Param{p + "mlp.up_proj.weight", l.MLP.Up.Weight},
-			Param{p + "mlp.down_proj.weight", l.MLP.Down.Weight},
-		)
+		ps = append(ps, Param{p + "input_layernorm.weight", l.InputNorm.Weight})
+		linear(p+"self_attn.q_proj", l.Attn.Q)
+		linear(p+"self_attn.k_proj", l.Attn.K)
+		linear(p+"self_attn.v_proj", l.Attn.V)
+		linear(p+"self_attn.o_proj", l.Attn.O)
+		ps = append(ps, Param{p + "post_attention_layernorm.weight", l.PostAttnNorm.Weight})
+		linear(p+"mlp.gate_proj", l.MLP.Gate)
+		linear(p+"mlp.up_proj", l.MLP.Up)
+		linear(p+"mlp.down_proj", l.MLP.Down)
 	}
 	return append(ps, Param{"model.norm.weight", m.Norm.Weight})
 }

@@ -14,7 +14,15 @@ import (
 func TestConfigErrors(t *testing.T) {
 	base := `"hidden_size":32,"intermediate_size":48,"num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"rope_theta":10000,"rms_norm_eps":1e-6,"vocab_size":64,"max_position_embeddings":128`
 	for _, tc := range []struct{ json, want string }{
-		{`{"model_type":"llama",` + base + `}`, `model_type "llama" is not supported`},
+		{`{"model_type":"gemma",` + base + `}`, `model_type "gemma" is not supported`},
+		{`{"model_type":"llama",` + base + `,"rope_scaling":{"rope_type":"llama3","factor":8}}`, "rope_type llama3 needs"},
+		{`{"model_type":"llama",` + base + `,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":4,"high_freq_factor":1,"original_max_position_embeddings":64}}`, "low_freq_factor < high_freq_factor"},
+		{`{"model_type":"llama",` + base + `,"rope_scaling":{"rope_type":"llama3","factor":8,"low_freq_factor":1,"high_freq_factor":4,"original_max_position_embeddings":64},"rope_parameters":{"rope_type":"default","rope_theta":10000}}`, "rope_scaling and rope_parameters disagree"},
+		{`{"model_type":"llama",` + base + `,"pretraining_tp":2}`, "pretraining_tp 2"},
+		{`{"model_type":"llama",` + base + `,"head_dim":-8}`, "head_dim must be a positive integer"},
+		{`{"model_type":"llama",` + base + `,"eos_token_id":[2,64]}`, "eos_token_id 64 is outside the vocabulary"},
+		{`{"model_type":"llama",` + base + `,"eos_token_id":"x"}`, "eos_token_id"},
+		{`{"model_type":"qwen2",` + base + `,"attention_bias":true}`, "attention_bias and mlp_bias are Llama settings"},
 		{`{"model_type":"qwen2",` + base + `,"use_sliding_window":true}`, "use_sliding_window"},
 		{`{"model_type":"qwen2",` + base + `,"rope_scaling":{"type":"yarn","factor":4}}`, "rope_scaling"},
 		{`{"model_type":"qwen2",` + strings.Replace(base, `"num_key_value_heads":2`, `"num_key_value_heads":3`, 1) + `}`, "num_key_value_heads 3"},
@@ -30,6 +38,17 @@ func TestConfigErrors(t *testing.T) {
 	}
 	if _, err := ParseConfig([]byte(`{"model_type":"qwen2",` + base + `}`)); err != nil {
 		t.Errorf("valid config rejected: %v", err)
+	}
+	// Llama 3.2's own config.json keys: eos as a list, rope_scaling llama3,
+	// explicit head_dim, mlp_bias and attention_bias false.
+	c, err := ParseConfig([]byte(`{"model_type":"llama",` + base + `,"head_dim":8,"attention_bias":false,"mlp_bias":false,` +
+		`"eos_token_id":[1,3,5],"bos_token_id":0,"pretraining_tp":1,"rope_scaling":{"factor":32.0,"high_freq_factor":4.0,` +
+		`"low_freq_factor":1.0,"original_max_position_embeddings":8192,"rope_type":"llama3"}}`))
+	if err != nil {
+		t.Fatalf("Llama 3.2 config rejected: %v", err)
+	}
+	if len(c.EOSTokenID) != 3 || c.Rope.Type != "llama3" || c.Rope.Factor != 32 || c.HeadDimension() != 8 {
+		t.Errorf("parsed %+v", c)
 	}
 }
 

@@ -58,9 +58,7 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 		}
 	}()
 	cfg.TorchDtype = DTypeName(o.DType)
-	if len(cfg.Architectures) == 0 {
-		cfg.Architectures = []string{"Qwen2ForCausalLM"}
-	}
+	cfg.Architectures = []string{cfg.Architecture()}
 	if err := writeJSON(filepath.Join(tmp, "config.json"), cfg); err != nil {
 		return err
 	}
@@ -71,7 +69,7 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 			gen["bos_token_id"] = *cfg.BOSTokenID
 		}
 		if cfg.EOSTokenID != nil {
-			gen["eos_token_id"] = *cfg.EOSTokenID
+			gen["eos_token_id"] = cfg.EOSTokenID
 		}
 	}
 	if err := writeJSON(filepath.Join(tmp, "generation_config.json"), gen); err != nil {

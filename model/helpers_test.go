@@ -21,22 +21,28 @@ func tinyConfig(tied bool) Config {
 		HiddenSize: 32, IntermediateSize: 48, NumHiddenLayers: 2,
 		NumAttentionHeads: 4, NumKeyValueHeads: 2, RopeTheta: 10000, RMSNormEps: 1e-6,
 		VocabSize: 64, MaxPositionEmbeddings: 128, TieWordEmbeddings: tied,
-		TorchDtype: "float32", HiddenAct: "silu", EOSTokenID: &eos,
+		TorchDtype: "float32", HiddenAct: "silu", EOSTokenID: TokenIDs{eos},
 	}
 }
 
-// writeTiny writes a random tiny checkpoint in HuggingFace's layout.
+// writeTiny writes a random tiny Qwen2 checkpoint in HuggingFace's layout.
 func writeTiny(t *testing.T, tied bool, shardBytes int64) (string, Config) {
+	t.Helper()
+	cfg := tinyConfig(tied)
+	return writeTinyConfig(t, cfg, shardBytes), cfg
+}
+
+// writeTinyConfig writes a random checkpoint of cfg in HuggingFace's layout.
+func writeTinyConfig(t *testing.T, cfg Config, shardBytes int64) string {
 	t.Helper()
 	// libtorch's grad mode and gotch's error slot are per OS thread: keep
 	// this test's goroutine on one (its thread ends with it).
 	runtime.LockOSThread()
 	dir := filepath.Join(t.TempDir(), "ckpt")
-	cfg := tinyConfig(tied)
 	if err := WriteRandomCheckpoint(dir, cfg, InitOptions{Seed: 7, Std: 0.2, BiasStd: 0.1, NormNoise: 0.1, ShardBytes: shardBytes}); err != nil {
 		t.Fatal(err)
 	}
-	return dir, cfg
+	return dir
 }
 
 func loadTiny(t *testing.T, dir string) *CausalLM {

@@ -18,7 +18,7 @@ type Options struct {
 	DType  gotch.DType
 }
 
-// LoadCausalLM loads a HuggingFace Qwen2 checkpoint folder (config.json and
+// LoadCausalLM loads a HuggingFace Qwen2 or Llama checkpoint folder (config.json and
 // model.safetensors or its shards). Names are bound strictly: a missing or
 // unexpected tensor or a wrong shape is an error naming it.
 func LoadCausalLM(dir string, opt Options) (*CausalLM, error) {
@@ -88,24 +88,31 @@ func open(dir string) (Config, *safetensors.Checkpoint, error) {
 	return cfg, ck, nil
 }
 
-// expectedShapes lists every tensor a checkpoint must hold, with its shape.
+// expectedShapes lists every tensor a checkpoint must hold, with its shape:
+// the architecture's biases (Config.Biases) and nothing it lacks.
 func expectedShapes(c Config, lmHead, scoreHead bool) map[string][]int64 {
 	d, I, V := int64(c.HiddenSize), int64(c.IntermediateSize), int64(c.VocabSize)
 	hd := int64(c.HeadDimension())
 	q, kv := int64(c.NumAttentionHeads)*hd, int64(c.NumKeyValueHeads)*hd
+	qkvBias, oBias, mlpBias := c.Biases()
 	m := map[string][]int64{"model.embed_tokens.weight": {V, d}, "model.norm.weight": {d}}
 	for i := range c.NumHiddenLayers {
 		p := layerPrefix(i)
-		for name, shape := range map[string][]int64{
-			"input_layernorm.weight": {d}, "post_attention_layernorm.weight": {d},
-			"self_attn.q_proj.weight": {q, d}, "self_attn.q_proj.bias": {q},
-			"self_attn.k_proj.weight": {kv, d}, "self_attn.k_proj.bias": {kv},
-			"self_attn.v_proj.weight": {kv, d}, "self_attn.v_proj.bias": {kv},
-			"self_attn.o_proj.weight": {d, q},
-			"mlp.gate_proj.weight":    {I, d}, "mlp.up_proj.weight": {I, d}, "mlp.down_proj.weight": {d, I},
-		} {
-			m[p+name] = shape
+		linear := func(name string, out, in int64, bias bool) {
+			m[p+name+".weight"] = []int64{out, in}
+			if bias {
+				m[p+name+".bias"] = []int64{out}
+			}
 		}
+		m[p+"input_layernorm.weight"] = []int64{d}
+		m[p+"post_attention_layernorm.weight"] = []int64{d}
+		linear("self_attn.q_proj", q, d, qkvBias)
+		linear("self_attn.k_proj", kv, d, qkvBias)
+		linear("self_attn.v_proj", kv, d, qkvBias)
+		linear("self_attn.o_proj", d, q, oBias)
+		linear("mlp.gate_proj", I, d, mlpBias)
+		linear("mlp.up_proj", I, d, mlpBias)
+		linear("mlp.down_proj", d, I, mlpBias)
 	}
 	if lmHead {
 		m["lm_head.weight"] = []int64{V, d}

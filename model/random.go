@@ -32,9 +32,7 @@ func WriteRandomCheckpoint(dir string, cfg Config, o InitOptions) error {
 		o.Std = 0.02
 	}
 	cfg.TorchDtype = "float32"
-	if len(cfg.Architectures) == 0 {
-		cfg.Architectures = []string{"Qwen2ForCausalLM"}
-	}
+	cfg.Architectures = []string{cfg.Architecture()}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -80,7 +78,7 @@ func WriteRandomCheckpoint(dir string, cfg Config, o InitOptions) error {
 	}
 	gen := map[string]any{"_from_model_config": true}
 	if cfg.EOSTokenID != nil {
-		gen["eos_token_id"] = *cfg.EOSTokenID
+		gen["eos_token_id"] = cfg.EOSTokenID
 	}
 	return writeJSON(filepath.Join(dir, "generation_config.json"), gen)
 }

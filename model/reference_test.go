@@ -12,15 +12,39 @@ import (
 
 // Two independent implementations must agree: the gotch model and the
 // plain-Go reference, on tied and untied, single-file and sharded
-// checkpoints, at every non-padding position of a left-padded batch.
+// checkpoints, Qwen2 and Llama (biases on and off, an explicit head_dim
+// wider than hidden/heads, llama3 rotary scaling), at every non-padding
+// position of a left-padded batch.
 func TestLogitsMatchReference(t *testing.T) {
+	llama := func(tied bool, edit func(c *Config)) Config {
+		c := tinyConfig(tied)
+		c.ModelType, c.Architectures = ArchLlama, nil
+		if edit != nil {
+			edit(&c)
+		}
+		return c
+	}
 	for _, tc := range []struct {
 		name  string
-		tied  bool
+		cfg   Config
 		shard int64
-	}{{"untied", false, 0}, {"tied", true, 0}, {"untied-sharded", false, 20_000}, {"tied-sharded", true, 20_000}} {
+	}{
+		{"untied", tinyConfig(false), 0},
+		{"tied", tinyConfig(true), 0},
+		{"untied-sharded", tinyConfig(false), 20_000},
+		{"tied-sharded", tinyConfig(true), 20_000},
+		{"llama-tied", llama(true, nil), 0},
+		{"llama-biases-untied-sharded", llama(false, func(c *Config) { c.AttentionBias, c.MLPBias = true, true }), 20_000},
+		{"llama-head-dim", llama(true, func(c *Config) { c.HeadDim = 16 }), 0},
+		{"llama3-rope", llama(false, func(c *Config) {
+			// Original context 16 puts this head's 8 wavelengths (6 to 2·10⁴
+			// positions) in all three of the scaling's regimes.
+			c.HeadDim = 16
+			c.Rope = RopeScaling{Type: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 16}
+		}), 0},
+	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, _ := writeTiny(t, tc.tied, tc.shard)
+			dir := writeTinyConfig(t, tc.cfg, tc.shard)
 			if tc.shard > 0 {
 				if _, err := os.Stat(filepath.Join(dir, "model.safetensors.index.json")); err != nil {
 					t.Fatalf("sharded checkpoint has no index: %v", err)
@@ -34,6 +58,9 @@ func TestLogitsMatchReference(t *testing.T) {
 			rcfg, err := reference.LoadConfig(dir)
 			if err != nil {
 				t.Fatal(err)
+			}
+			if (tc.cfg.Rope.Type != "") != (rcfg.RopeScaling != nil) {
+				t.Fatalf("config.json's rope_scaling %+v does not say %+v", rcfg.RopeScaling, tc.cfg.Rope)
 			}
 			ref, err := reference.Load(rcfg, ck)
 			if err != nil {

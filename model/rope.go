@@ -7,15 +7,17 @@ import (
 	"github.com/sugarme/gotch/ts"
 )
 
-// Rotary holds inv_freq[k] = 1/θ^(2k/hd), k < hd/2, in fp32.
+// Rotary holds inv_freq[k] = 1/θ^(2k/hd), k < hd/2, in fp32, rescaled by
+// the config's rotary scaling when it has one.
 type Rotary struct {
 	InvFreq *ts.Tensor // [hd/2]
 }
 
-func newRotary(headDim int, theta float64, dev gotch.Device) (*Rotary, error) {
+func newRotary(headDim int, theta float64, scaling RopeScaling, dev gotch.Device) (*Rotary, error) {
 	inv := make([]float32, headDim/2)
 	for k := range inv {
-		inv[k] = float32(1 / math.Pow(theta, float64(2*k)/float64(headDim)))
+		f := 1 / math.Pow(theta, float64(2*k)/float64(headDim))
+		inv[k] = float32(scaling.apply(f))
 	}
 	t, err := ts.OfSlice(inv)
 	if err != nil {
@@ -62,4 +64,26 @@ func applyRotary(x, cos, sin *ts.Tensor) *ts.Tensor {
 	a := s.Keep(must(x.Mul(cos, false)))
 	b := s.Keep(must(rot.Mul(sin, false)))
 	return must(a.Add(b, false))
+}
+
+// apply rescales one inverse frequency f as Llama 3.1's rotary scaling
+// does (transformers' _compute_llama3_parameters): wavelengths longer than
+// original/low_freq_factor are stretched by factor, those shorter than
+// original/high_freq_factor are kept, and those in between interpolate
+// linearly in original/wavelength. Without scaling f is returned as is.
+func (r RopeScaling) apply(f float64) float64 {
+	if r.Type != "llama3" {
+		return f
+	}
+	orig := float64(r.OriginalMaxPositionEmbeddings)
+	lowWavelen, highWavelen := orig/r.LowFreqFactor, orig/r.HighFreqFactor
+	wavelen := 2 * math.Pi / f
+	switch {
+	case wavelen < highWavelen:
+		return f
+	case wavelen > lowWavelen:
+		return f / r.Factor
+	}
+	smooth := (orig/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+	return (1-smooth)*f/r.Factor + smooth*f
 }

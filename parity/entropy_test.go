@@ -48,7 +48,7 @@ var scorer = sync.OnceValues(func() (*scorerFixture, error) {
 		ModelType: "qwen2", Architectures: []string{"Qwen2ForCausalLM"},
 		HiddenSize: 32, IntermediateSize: 48, NumHiddenLayers: 2,
 		NumAttentionHeads: 4, NumKeyValueHeads: 2, RopeTheta: 10000, RMSNormEps: 1e-6,
-		VocabSize: 300, MaxPositionEmbeddings: 128, TorchDtype: "float32", HiddenAct: "silu", EOSTokenID: &eos,
+		VocabSize: 300, MaxPositionEmbeddings: 128, TorchDtype: "float32", HiddenAct: "silu", EOSTokenID: model.TokenIDs{eos},
 	}
 	ckpt := filepath.Join(dir, "ckpt")
 	if err := model.WriteRandomCheckpoint(ckpt, cfg, model.InitOptions{Seed: 11, Std: 0.3, BiasStd: 0.1, NormNoise: 0.1}); err != nil {

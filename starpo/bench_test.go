@@ -57,7 +57,7 @@ func BenchmarkTrainStep50M(b *testing.B) {
 	eos := tok.EOS()
 	mc := model.Config{ModelType: "qwen2", HiddenSize: 512, IntermediateSize: 2048, NumHiddenLayers: 12,
 		NumAttentionHeads: 8, NumKeyValueHeads: 2, RopeTheta: 1e6, RMSNormEps: 1e-6, VocabSize: tok.VocabSize(),
-		MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos}
+		MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: model.TokenIDs{eos}}
 	if err := model.WriteRandomCheckpoint(dir, mc, model.InitOptions{Seed: 1}); err != nil {
 		b.Fatal(err)
 	}

@@ -195,9 +195,7 @@ func parseIDs(s string) ([]int, error) {
 // tokenizer's turn ends.
 func stopIDs(cfg model.Config, tok *tokenizer.Tokenizer) []int {
 	var ids []int
-	if cfg.EOSTokenID != nil {
-		ids = append(ids, *cfg.EOSTokenID)
-	}
+	ids = append(ids, cfg.EOSTokenID...)
 	if tok != nil {
 		ids = append(ids, tok.StopIDs()...)
 	}

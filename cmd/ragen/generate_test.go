@@ -21,7 +21,7 @@ func tinyCheckpoint(t *testing.T) string {
 	cfg := model.Config{
 		ModelType: "qwen2", HiddenSize: 32, IntermediateSize: 48, NumHiddenLayers: 2,
 		NumAttentionHeads: 4, NumKeyValueHeads: 2, RopeTheta: 10000, RMSNormEps: 1e-6,
-		VocabSize: 64, MaxPositionEmbeddings: 128, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
+		VocabSize: 64, MaxPositionEmbeddings: 128, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: model.TokenIDs{eos},
 	}
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 3, Std: 0.2, BiasStd: 0.1}); err != nil {
 		t.Fatal(err)
@@ -168,7 +168,7 @@ func TestGenerateBatchText(t *testing.T) {
 	cfg := model.Config{
 		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
 		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
-		VocabSize: tk.VocabSize(), MaxPositionEmbeddings: 256, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
+		VocabSize: tk.VocabSize(), MaxPositionEmbeddings: 256, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: model.TokenIDs{eos},
 	}
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 5, Std: 0.5, BiasStd: 0.1}); err != nil {
 		t.Fatal(err)

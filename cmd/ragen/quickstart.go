@@ -158,7 +158,7 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 		ModelType: "qwen2", HiddenSize: b.Hidden, IntermediateSize: b.Intermediate, NumHiddenLayers: b.Layers,
 		NumAttentionHeads: b.Heads, NumKeyValueHeads: b.KVHeads, RopeTheta: b.RopeTheta, RMSNormEps: 1e-6,
 		VocabSize: tok.VocabSize(), MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu",
-		EOSTokenID: &eos,
+		EOSTokenID: model.TokenIDs{eos},
 	}
 	note := fmt.Sprintf("reduced vocabulary: %d of the %d Qwen tokens; %s maps each id to its Qwen id (lossless both ways, see tokenizer.Reduction)",
 		len(red.IDs), red.BaseSize, tokenizer.VocabMapFile)

@@ -20,7 +20,7 @@ func TinyPolicy(t testing.TB, dir string, vocab int, seed uint64, tokenizerFrom 
 	cfg := model.Config{
 		ModelType: "qwen2", HiddenSize: 16, IntermediateSize: 32, NumHiddenLayers: 1,
 		NumAttentionHeads: 2, NumKeyValueHeads: 1, RopeTheta: 1e6, RMSNormEps: 1e-6,
-		VocabSize: vocab, MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: &eos,
+		VocabSize: vocab, MaxPositionEmbeddings: 4096, TieWordEmbeddings: true, HiddenAct: "silu", EOSTokenID: model.TokenIDs{eos},
 	}
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: seed}); err != nil {
 		t.Fatal(err)

@@ -8,33 +8,44 @@ import (
 	"path/filepath"
 )
 
-// Config is the part of a HuggingFace Qwen2 config.json that the forward
-// pass reads, under transformers' names. The reference parses config.json
+// Config is the part of a HuggingFace Qwen2 or Llama config.json that the
+// forward pass reads, under transformers' names. The reference parses config.json
 // itself rather than importing package model, so that the model's own tests
 // can import it without an import cycle, and so that config reading is
 // checked independently too. A model.Config converts through JSON:
 // json.Marshal it and pass the bytes to ParseConfig.
 type Config struct {
-	ModelType             string          `json:"model_type"`              // "qwen2"
-	Architectures         []string        `json:"architectures"`           // ["Qwen2ForCausalLM"]
-	HiddenSize            int             `json:"hidden_size"`             // model width d
-	IntermediateSize      int             `json:"intermediate_size"`       // SwiGLU inner width I
-	NumHiddenLayers       int             `json:"num_hidden_layers"`       // decoder layers
-	NumAttentionHeads     int             `json:"num_attention_heads"`     // query heads nH
-	NumKeyValueHeads      int             `json:"num_key_value_heads"`     // key/value heads nKV
-	HeadDim               int             `json:"head_dim,omitempty"`      // per-head width; d/nH when 0
-	RopeTheta             float64         `json:"rope_theta"`              // rotary base
-	RMSNormEps            float64         `json:"rms_norm_eps"`            // RMSNorm epsilon
-	VocabSize             int             `json:"vocab_size"`              // rows of the embedding V
-	MaxPositionEmbeddings int             `json:"max_position_embeddings"` // longest trained position
-	TieWordEmbeddings     bool            `json:"tie_word_embeddings"`     // lm_head reuses embed_tokens
-	TorchDtype            string          `json:"torch_dtype"`             // dtype of the stored weights
-	BOSTokenID            *int            `json:"bos_token_id,omitempty"`  // may be absent
-	EOSTokenID            *int            `json:"eos_token_id,omitempty"`  // may be absent
-	HiddenAct             string          `json:"hidden_act"`              // "silu"
-	UseSlidingWindow      bool            `json:"use_sliding_window"`      // must be false
-	RopeScaling           json.RawMessage `json:"rope_scaling,omitempty"`  // must be null
-	AttentionDropout      float64         `json:"attention_dropout"`       // must be 0
+	ModelType             string       `json:"model_type"`               // "qwen2" or "llama"
+	Architectures         []string     `json:"architectures"`            // ["Qwen2ForCausalLM"] or ["LlamaForCausalLM"]
+	HiddenSize            int          `json:"hidden_size"`              // model width d
+	IntermediateSize      int          `json:"intermediate_size"`        // SwiGLU inner width I
+	NumHiddenLayers       int          `json:"num_hidden_layers"`        // decoder layers
+	NumAttentionHeads     int          `json:"num_attention_heads"`      // query heads nH
+	NumKeyValueHeads      int          `json:"num_key_value_heads"`      // key/value heads nKV
+	HeadDim               int          `json:"head_dim,omitempty"`       // per-head width; d/nH when 0
+	RopeTheta             float64      `json:"rope_theta"`               // rotary base
+	RMSNormEps            float64      `json:"rms_norm_eps"`             // RMSNorm epsilon
+	VocabSize             int          `json:"vocab_size"`               // rows of the embedding V
+	MaxPositionEmbeddings int          `json:"max_position_embeddings"`  // longest trained position
+	TieWordEmbeddings     bool         `json:"tie_word_embeddings"`      // lm_head reuses embed_tokens
+	TorchDtype            string       `json:"torch_dtype"`              // dtype of the stored weights
+	BOSTokenID            *int         `json:"bos_token_id,omitempty"`   // may be absent
+	EOSTokenID            any          `json:"eos_token_id,omitempty"`   // an id, a list of ids, or absent
+	HiddenAct             string       `json:"hidden_act"`               // "silu"
+	UseSlidingWindow      bool         `json:"use_sliding_window"`       // must be false
+	RopeScaling           *RopeScaling `json:"rope_scaling,omitempty"`   // null or llama3's
+	AttentionBias         bool         `json:"attention_bias,omitempty"` // llama: q/k/v/o biases
+	MLPBias               bool         `json:"mlp_bias,omitempty"`       // llama: MLP biases
+	AttentionDropout      float64      `json:"attention_dropout"`        // must be 0
+}
+
+// RopeScaling is rope_scaling as Llama 3.1 and 3.2 configure it.
+type RopeScaling struct {
+	RopeType                      string  `json:"rope_type"` // "llama3"
+	Factor                        float64 `json:"factor"`
+	LowFreqFactor                 float64 `json:"low_freq_factor"`
+	HighFreqFactor                float64 `json:"high_freq_factor"`
+	OriginalMaxPositionEmbeddings int     `json:"original_max_position_embeddings"`
 }
 
 // LoadConfig reads and validates dir/config.json (or the file at path).
@@ -68,8 +79,8 @@ func ParseConfig(data []byte) (Config, error) {
 
 // Validate rejects configurations the reference does not compute.
 func (c Config) Validate() error {
-	if c.ModelType != "qwen2" {
-		return fmt.Errorf("model_type %q is not qwen2", c.ModelType)
+	if c.ModelType != "qwen2" && c.ModelType != "llama" {
+		return fmt.Errorf("model_type %q is neither qwen2 nor llama", c.ModelType)
 	}
 	for _, f := range []struct {
 		name string
@@ -98,8 +109,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("hidden_act %q is not silu", c.HiddenAct)
 	case c.UseSlidingWindow:
 		return errors.New("use_sliding_window is true: sliding-window attention is not implemented")
-	case len(c.RopeScaling) > 0 && string(c.RopeScaling) != "null":
-		return fmt.Errorf("rope_scaling %s is not implemented", c.RopeScaling)
+	case c.RopeScaling != nil && c.RopeScaling.RopeType != "llama3":
+		return fmt.Errorf("rope_scaling type %q is not implemented", c.RopeScaling.RopeType)
+	case c.ModelType == "qwen2" && (c.AttentionBias || c.MLPBias):
+		return errors.New("attention_bias and mlp_bias are llama settings")
 	case c.AttentionDropout != 0:
 		return fmt.Errorf("attention_dropout %g is not 0", c.AttentionDropout)
 	}
@@ -112,4 +125,12 @@ func (c Config) HeadDimension() int {
 		return c.HeadDim
 	}
 	return c.HiddenSize / c.NumAttentionHeads
+}
+
+// biases says which projections of the architecture carry a bias.
+func (c Config) biases() (qkv, o, mlp bool) {
+	if c.ModelType == "qwen2" {
+		return true, false, false
+	}
+	return c.AttentionBias, c.AttentionBias, c.MLPBias
 }

@@ -18,17 +18,17 @@ func TestParseConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.HeadDimension() != 64 || c.NumAttentionHeads/c.NumKeyValueHeads != 7 || !c.TieWordEmbeddings || *c.EOSTokenID != 151645 {
+	if c.HeadDimension() != 64 || c.NumAttentionHeads/c.NumKeyValueHeads != 7 || !c.TieWordEmbeddings || c.EOSTokenID != 151645.0 {
 		t.Errorf("parsed %+v", c)
 	}
 	const base = `"model_type": "qwen2", "hidden_size": 32, "intermediate_size": 8, "num_hidden_layers": 1, ` +
 		`"num_attention_heads": 4, "vocab_size": 8, "rope_theta": 1, "rms_norm_eps": 1`
 	bad := map[string]string{
-		`{"model_type": "llama"}`:                                                    "model_type",
-		`{` + base + `, "num_key_value_heads": 3}`:                                   "num_key_value_heads",
-		`{` + base + `, "num_key_value_heads": 2, "rope_scaling": {"type": "yarn"}}`: "rope_scaling",
-		`{` + base + `, "num_key_value_heads": 2, "use_sliding_window": true}`:       "sliding",
-		`{` + base + `, "num_key_value_heads": 2, "hidden_act": "gelu"}`:             "hidden_act",
+		`{"model_type": "gemma"}`:                                                         "model_type",
+		`{` + base + `, "num_key_value_heads": 3}`:                                        "num_key_value_heads",
+		`{` + base + `, "num_key_value_heads": 2, "rope_scaling": {"rope_type": "yarn"}}`: "rope_scaling",
+		`{` + base + `, "num_key_value_heads": 2, "use_sliding_window": true}`:            "sliding",
+		`{` + base + `, "num_key_value_heads": 2, "hidden_act": "gelu"}`:                  "hidden_act",
 		`{`: "not a valid",
 	}
 	for js, want := range bad {

@@ -73,8 +73,8 @@ func (l layer) forward(m *Model, h [][]float32, pos []int, allowed func(i, j int
 	for t := range h {
 		n := rmsNorm(h[t], l.inputNorm, c.RMSNormEps)
 		q[t], k[t], v[t] = l.q.apply(n), l.k.apply(n), l.v.apply(n)
-		rope(q[t], hd, pos[t], c.RopeTheta)
-		rope(k[t], hd, pos[t], c.RopeTheta)
+		rope(q[t], hd, pos[t], m.invFreq)
+		rope(k[t], hd, pos[t], m.invFreq)
 	}
 	a := attend(q, k, v, c.NumAttentionHeads, c.NumKeyValueHeads, hd, allowed) // a: [T][nH·hd]
 	for t := range h {

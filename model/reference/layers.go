@@ -69,23 +69,45 @@ func rmsNorm(x, weight []float32, eps float64) []float32 {
 	return out
 }
 
+// inverseFrequencies are the rotary frequencies theta^(-2k/hd), k < hd/2,
+// with Llama 3.1's rescaling when rope_scaling asks for it: a frequency
+// whose wavelength 2π/f exceeds original/low_freq_factor is divided by
+// factor, one whose wavelength is below original/high_freq_factor is kept,
+// and in between the two are mixed with weight
+// s = (original/wavelength − low) / (high − low) on the kept one.
+func inverseFrequencies(c Config) []float64 {
+	hd := c.HeadDimension()
+	inv := make([]float64, hd/2)
+	for k := range inv {
+		f := math.Pow(c.RopeTheta, -float64(2*k)/float64(hd))
+		if r := c.RopeScaling; r != nil {
+			orig := float64(r.OriginalMaxPositionEmbeddings)
+			wavelen := 2 * math.Pi / f
+			s := (orig/wavelen - r.LowFreqFactor) / (r.HighFreqFactor - r.LowFreqFactor)
+			s = min(1, max(0, s)) // 1 keeps f, 0 divides it by factor
+			f = s*f + (1-s)*f/r.Factor
+		}
+		inv[k] = f
+	}
+	return inv
+}
+
 // rope applies rotary position embedding in place to each of the heads of
-// width hd packed in x, at position pos. Frequencies are
-// inv_freq[k] = theta^(-2k/hd) for k < hd/2, and the rotate-half convention
-// pairs element k with element k + hd/2:
+// width hd packed in x, at position pos, with the inverse frequencies
+// invFreq [hd/2]. The rotate-half convention pairs element k with element
+// k + hd/2:
 //
 //	out = x·cos + rotate_half(x)·sin,  rotate_half(x) = cat(-x₂, x₁)
 //
 // with cos and sin of pos·inv_freq repeated for both halves. Angles are
 // computed in float64 (HF uses float32; the difference is at most
 // pos·2⁻²⁴ radians).
-func rope(x []float32, hd, pos int, theta float64) {
+func rope(x []float32, hd, pos int, invFreq []float64) {
 	half := hd / 2
 	for h := 0; h+hd <= len(x); h += hd {
 		v := x[h : h+hd]
 		for k := range half {
-			invFreq := 1 / math.Pow(theta, float64(2*k)/float64(hd))
-			sin, cos := math.Sincos(float64(pos) * invFreq)
+			sin, cos := math.Sincos(float64(pos) * invFreq[k])
 			x1, x2 := float64(v[k]), float64(v[k+half])
 			v[k] = float32(x1*cos - x2*sin)
 			v[k+half] = float32(x2*cos + x1*sin)

@@ -25,23 +25,28 @@ func TestRMSNorm(t *testing.T) {
 	}
 }
 
+// freqs are the unscaled rotary frequencies of a width-hd head.
+func freqs(hd int, theta float64) []float64 {
+	return inverseFrequencies(Config{HiddenSize: hd, NumAttentionHeads: 1, RopeTheta: theta})
+}
+
 func TestRoPE(t *testing.T) {
 	x := []float32{0.3, -1, 2, 0.5, 7, -3, 1, 4} // two heads of width 4
 	y := slices.Clone(x)
-	rope(y, 4, 0, 1e6)
+	rope(y, 4, 0, freqs(4, 1e6))
 	if !slices.Equal(x, y) {
 		t.Errorf("rope at position 0 changed %v to %v", x, y)
 	}
 	// A 2-wide head: one pair at frequency 1, rotated by pos radians.
 	y = []float32{1, 0}
-	rope(y, 2, 1, 1e4)
+	rope(y, 2, 1, freqs(2, 1e4))
 	if !near(float64(y[0]), math.Cos(1), 1e-7) || !near(float64(y[1]), math.Sin(1), 1e-7) {
 		t.Errorf("rope (1,0) by 1 rad = %v, want (cos 1, sin 1)", y)
 	}
 	// Width 4, theta 100: frequencies 1 and 100^(-2/4) = 0.1, at position 2
 	// angles 2 and 0.2. Rotate-half pairs element 0 with 2 and 1 with 3.
 	y = []float32{1, 0, 0, 0}
-	rope(y, 4, 2, 100)
+	rope(y, 4, 2, freqs(4, 100))
 	want := []float64{math.Cos(2), 0, math.Sin(2), 0}
 	for i := range want {
 		if !near(float64(y[i]), want[i], 1e-7) {
@@ -50,7 +55,7 @@ func TestRoPE(t *testing.T) {
 		}
 	}
 	y = []float32{0, 1, 0, 1}
-	rope(y, 4, 2, 100)
+	rope(y, 4, 2, freqs(4, 100))
 	c, s := math.Cos(0.2), math.Sin(0.2)
 	want = []float64{0, c - s, 0, c + s} // (x1, x2) = (1, 1): (x1 cos − x2 sin, x2 cos + x1 sin)
 	for i := range want {
@@ -142,6 +147,26 @@ func TestPositions(t *testing.T) {
 	for _, c := range cases {
 		if got := positions(c.mask); !slices.Equal(got, c.want) {
 			t.Errorf("positions(%v) = %v, want %v", c.mask, got, c.want)
+		}
+	}
+}
+
+// TestLlama3Frequencies checks Llama 3.1's rescaling on the frequencies of a
+// width-8 head, theta 10000, original context 64, factor 8, low 1, high 4:
+// wavelengths 2π·10000^(k/4) are 6.28, 62.8, 628, 6283; high_freq_wavelen
+// is 64/4 = 16 and low_freq_wavelen 64/1 = 64. So k=0 is kept, k=2 and 3
+// are divided by 8, and k=1 (62.8, between 16 and 64) is mixed with
+// s = (64/62.83 − 1)/(4 − 1) = 0.00619 on the kept frequency.
+func TestLlama3Frequencies(t *testing.T) {
+	c := Config{HiddenSize: 8, NumAttentionHeads: 1, RopeTheta: 1e4, RopeScaling: &RopeScaling{
+		RopeType: "llama3", Factor: 8, LowFreqFactor: 1, HighFreqFactor: 4, OriginalMaxPositionEmbeddings: 64}}
+	got := inverseFrequencies(c)
+	f1 := math.Pow(1e4, -0.25)
+	s := (64/(2*math.Pi/f1) - 1) / 3
+	want := []float64{1, s*f1 + (1-s)*f1/8, math.Pow(1e4, -0.5) / 8, math.Pow(1e4, -0.75) / 8}
+	for k := range want {
+		if !near(got[k], want[k], 1e-12) {
+			t.Errorf("inv_freq[%d] = %g, want %g", k, got[k], want[k])
 		}
 	}
 }

@@ -1,6 +1,6 @@
-// Package reference is a slow, plain-Go float32 Qwen2 forward pass, written
-// from the architecture (HF modeling_qwen2.py as the numerical
-// specification) and independent of any torch code. Tests use it to check
+// Package reference is a slow, plain-Go float32 Qwen2 and Llama forward
+// pass, written from the architecture (HF modeling_qwen2.py and
+// modeling_llama.py as the numerical specification) and independent of any torch code. Tests use it to check
 // the gotch model: two independent implementations must agree.
 //
 // Every product is accumulated in float64 and stored as float32. Nothing
@@ -14,20 +14,22 @@ import (
 	"github.com/ragen-go/ragen/model/safetensors"
 )
 
-// Model is a Qwen2ForCausalLM with its weights as float32 slices.
+// Model is a Qwen2ForCausalLM or LlamaForCausalLM with its weights as
+// float32 slices.
 type Model struct {
-	cfg    Config
-	embed  linear // [V, d]: row t is token t's embedding
-	layers []layer
-	norm   []float32 // [d]
-	lmHead linear    // [V, d]; shares embed's weights when tied
+	cfg     Config
+	embed   linear // [V, d]: row t is token t's embedding
+	layers  []layer
+	norm    []float32 // [d]
+	lmHead  linear    // [V, d]; shares embed's weights when tied
+	invFreq []float64 // rotary inverse frequencies [hd/2], scaled as the config says
 }
 
-// layer is a Qwen2DecoderLayer.
+// layer is a Qwen2DecoderLayer or LlamaDecoderLayer.
 type layer struct {
 	inputNorm, postNorm []float32 // [d]
-	q, k, v, o          linear    // q [nH·hd, d], k/v [nKV·hd, d] with biases; o [d, nH·hd] without
-	gate, up, down      linear    // gate/up [I, d], down [d, I], no biases
+	q, k, v, o          linear    // q [nH·hd, d], k/v [nKV·hd, d], o [d, nH·hd]; biases as the architecture says
+	gate, up, down      linear    // gate/up [I, d], down [d, I]
 }
 
 // Config is the configuration the model was loaded with.
@@ -44,20 +46,30 @@ func Load(cfg Config, ck *safetensors.Checkpoint) (*Model, error) {
 	b := &binder{ck: ck, used: map[string]bool{}}
 	d, hd, v, inter := cfg.HiddenSize, cfg.HeadDimension(), cfg.VocabSize, cfg.IntermediateSize
 	qd, kvd := cfg.NumAttentionHeads*hd, cfg.NumKeyValueHeads*hd
-	m := &Model{cfg: cfg}
+	m := &Model{cfg: cfg, invFreq: inverseFrequencies(cfg)}
+	qkvBias, oBias, mlpBias := cfg.biases()
+	bias := func(name string, has bool) string {
+		if has {
+			return name
+		}
+		return ""
+	}
 	m.embed = b.linear("model.embed_tokens.weight", "", v, d)
 	for i := range cfg.NumHiddenLayers {
 		p := fmt.Sprintf("model.layers.%d.", i)
+		proj := func(name string, has bool, out, in int) linear {
+			return b.linear(p+name+".weight", bias(p+name+".bias", has), out, in)
+		}
 		m.layers = append(m.layers, layer{
 			inputNorm: b.vector(p+"input_layernorm.weight", d),
-			q:         b.linear(p+"self_attn.q_proj.weight", p+"self_attn.q_proj.bias", qd, d),
-			k:         b.linear(p+"self_attn.k_proj.weight", p+"self_attn.k_proj.bias", kvd, d),
-			v:         b.linear(p+"self_attn.v_proj.weight", p+"self_attn.v_proj.bias", kvd, d),
-			o:         b.linear(p+"self_attn.o_proj.weight", "", d, qd),
+			q:         proj("self_attn.q_proj", qkvBias, qd, d),
+			k:         proj("self_attn.k_proj", qkvBias, kvd, d),
+			v:         proj("self_attn.v_proj", qkvBias, kvd, d),
+			o:         proj("self_attn.o_proj", oBias, d, qd),
 			postNorm:  b.vector(p+"post_attention_layernorm.weight", d),
-			gate:      b.linear(p+"mlp.gate_proj.weight", "", inter, d),
-			up:        b.linear(p+"mlp.up_proj.weight", "", inter, d),
-			down:      b.linear(p+"mlp.down_proj.weight", "", d, inter),
+			gate:      proj("mlp.gate_proj", mlpBias, inter, d),
+			up:        proj("mlp.up_proj", mlpBias, inter, d),
+			down:      proj("mlp.down_proj", mlpBias, d, inter),
 		})
 	}
 	m.norm = b.vector("model.norm.weight", d)

@@ -30,7 +30,7 @@ func TinyConfig() Config {
 		MaxPositionEmbeddings: 128,
 		TorchDtype:            "float32",
 		BOSTokenID:            &bos,
-		EOSTokenID:            &eos,
+		EOSTokenID:            eos,
 		HiddenAct:             "silu",
 	}
 }
@@ -57,8 +57,12 @@ const (
 // the tied and untied checkpoints of one seed share every common tensor.
 // The values do not depend on the Go version.
 func RandomCheckpoint(dir string, cfg Config, seed uint64, tied bool, shardBytes int64) error {
-	cfg.ModelType = "qwen2"
-	cfg.Architectures = []string{"Qwen2ForCausalLM"}
+	switch cfg.ModelType {
+	case "", "qwen2":
+		cfg.ModelType, cfg.Architectures = "qwen2", []string{"Qwen2ForCausalLM"}
+	case "llama":
+		cfg.Architectures = []string{"LlamaForCausalLM"}
+	}
 	cfg.TorchDtype = "float32"
 	cfg.TieWordEmbeddings = tied
 	if cfg.HiddenAct == "" {
@@ -81,7 +85,7 @@ func RandomCheckpoint(dir string, cfg Config, seed uint64, tied bool, shardBytes
 		gen["bos_token_id"] = *cfg.BOSTokenID
 	}
 	if cfg.EOSTokenID != nil {
-		gen["eos_token_id"] = *cfg.EOSTokenID
+		gen["eos_token_id"] = cfg.EOSTokenID
 	}
 	if err := writeJSON(filepath.Join(dir, "generation_config.json"), gen); err != nil {
 		return err
@@ -114,9 +118,12 @@ func randomTensors(cfg Config, seed uint64) []safetensors.Tensor {
 		std := 1 / math.Sqrt(float64(in))
 		add(name, []int64{out, in}, func(r *rng) float64 { return std * r.normal() })
 	}
-	bias := func(name string, n int64) {
-		add(name, []int64{n}, func(r *rng) float64 { return biasScale * r.normal() })
+	bias := func(name string, n int64, has bool) {
+		if has {
+			add(name, []int64{n}, func(r *rng) float64 { return biasScale * r.normal() })
+		}
 	}
+	qkvBias, oBias, mlpBias := cfg.biases()
 	norm := func(name string) {
 		add(name, []int64{d}, func(r *rng) float64 { return 1 + normScale*r.normal() })
 	}
@@ -124,15 +131,19 @@ func randomTensors(cfg Config, seed uint64) []safetensors.Tensor {
 	for i := range cfg.NumHiddenLayers {
 		p := fmt.Sprintf("model.layers.%d.", i)
 		matrix(p+"self_attn.q_proj.weight", qd, d)
-		bias(p+"self_attn.q_proj.bias", qd)
+		bias(p+"self_attn.q_proj.bias", qd, qkvBias)
 		matrix(p+"self_attn.k_proj.weight", kvd, d)
-		bias(p+"self_attn.k_proj.bias", kvd)
+		bias(p+"self_attn.k_proj.bias", kvd, qkvBias)
 		matrix(p+"self_attn.v_proj.weight", kvd, d)
-		bias(p+"self_attn.v_proj.bias", kvd)
+		bias(p+"self_attn.v_proj.bias", kvd, qkvBias)
 		matrix(p+"self_attn.o_proj.weight", d, qd)
+		bias(p+"self_attn.o_proj.bias", d, oBias)
 		matrix(p+"mlp.gate_proj.weight", inter, d)
+		bias(p+"mlp.gate_proj.bias", inter, mlpBias)
 		matrix(p+"mlp.up_proj.weight", inter, d)
+		bias(p+"mlp.up_proj.bias", inter, mlpBias)
 		matrix(p+"mlp.down_proj.weight", d, inter)
+		bias(p+"mlp.down_proj.bias", d, mlpBias)
 		norm(p + "input_layernorm.weight")
 		norm(p + "post_attention_layernorm.weight")
 	}

@@ -3,7 +3,9 @@
 Randomly initialised Qwen2ForCausalLM checkpoints (tied and untied
 embeddings, GQA, non-zero q/k/v biases, rope_theta 1e6, Qwen's full
 vocabulary, the real tokenizer beside them) are saved with save_pretrained,
-single-file and sharded, fp32 and bf16. Then:
+single-file and sharded, fp32 and bf16; and LlamaForCausalLM checkpoints of
+the same shape (without biases, with attention_bias and mlp_bias, with
+llama3 rotary scaling, an explicit head_dim and a list of eos ids). Then:
 
 * `ragen generate --json`, one left-padded batch of prompts of several
   lengths, must give transformers' greedy ids, and log-probs equal to
@@ -31,7 +33,7 @@ import subprocess
 import pytest
 import torch
 from safetensors.torch import load_file
-from transformers import AutoTokenizer, Qwen2Config, Qwen2ForCausalLM
+from transformers import AutoModelForCausalLM, AutoTokenizer, LlamaConfig, LlamaForCausalLM, Qwen2Config, Qwen2ForCausalLM
 from transformers.utils import logging as hf_logging
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -114,16 +116,42 @@ def write_tokenizer(out):
     (out / "tokenizer_config.json").write_text(json.dumps(cfg, indent=2, ensure_ascii=False))
 
 
-def make_checkpoint(out, tied, dtype, sharded, seed=0):
-    """A random Qwen2.5-shaped checkpoint in folder out, saved by transformers."""
+# Llama variants of the random checkpoints: LlamaConfig keyword arguments.
+# "rope" is Llama 3.1/3.2's llama3 scaling with an original context of 64,
+# which puts this model's 8 rotary wavelengths (head_dim 16, theta 1e6: 6
+# to 2.6e5 positions) in all three of its regimes, and an explicit head_dim
+# wider than hidden/heads; the first eos is <|im_end|>, as a list.
+LLAMA = {
+    "plain": {},
+    "biases": {"attention_bias": True, "mlp_bias": True},
+    "rope": {"head_dim": 32, "eos_token_id": [IM_END, PAD], "rope_parameters": {
+        "rope_type": "llama3", "rope_theta": 1e6, "factor": 8.0, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0, "original_max_position_embeddings": 64}},
+}
+
+
+def make_checkpoint(out, tied, dtype, sharded, seed=0, llama=None):
+    """A random Qwen2.5-shaped checkpoint in folder out, saved by transformers;
+    with llama (a key of LLAMA), a LlamaForCausalLM of the same shape."""
     torch.manual_seed(seed)
-    cfg = Qwen2Config(
+    shape = dict(
         vocab_size=VOCAB, hidden_size=64, intermediate_size=160, num_hidden_layers=2,
         num_attention_heads=4, num_key_value_heads=2, rope_theta=1e6, rms_norm_eps=1e-6,
         max_position_embeddings=512, tie_word_embeddings=tied, bos_token_id=PAD,
         eos_token_id=IM_END, initializer_range=0.2,
     )
-    model = Qwen2ForCausalLM(cfg).eval()
+    if llama is None:
+        cfg = Qwen2Config(**shape)
+        model = Qwen2ForCausalLM(cfg).eval()
+        want_biases = ["q_proj", "k_proj", "v_proj"]
+    else:
+        extra = dict(LLAMA[llama])
+        if "rope_parameters" in extra:
+            del shape["rope_theta"]
+        cfg = LlamaConfig(**{**shape, **extra})
+        model = LlamaForCausalLM(cfg).eval()
+        want_biases = (["q_proj", "k_proj", "v_proj", "o_proj"] if cfg.attention_bias else []) + \
+            (["gate_proj", "up_proj", "down_proj"] if cfg.mlp_bias else [])
     with torch.no_grad():
         # transformers initialises biases to 0 and norms to 1, which would
         # hide a dropped bias or norm weight: give them random values.
@@ -134,7 +162,7 @@ def make_checkpoint(out, tied, dtype, sharded, seed=0):
                 biases.append(name.split(".")[-2])
             elif name.endswith("norm.weight"):
                 p.copy_(1 + 0.2 * torch.randn_like(p))
-    assert sorted(biases) == sorted(["q_proj", "k_proj", "v_proj"] * cfg.num_hidden_layers), biases
+    assert sorted(biases) == sorted(want_biases * cfg.num_hidden_layers), biases
     model = model.to(dtype)
     out.mkdir(parents=True)
     model.save_pretrained(out, max_shard_size="8MB" if sharded else "5GB")
@@ -161,7 +189,7 @@ def ragen_generate(folder, prompt_args, dtype, *extra):
 
 
 def load_hf(folder, dtype):
-    return Qwen2ForCausalLM.from_pretrained(folder, dtype=dtype).eval()
+    return AutoModelForCausalLM.from_pretrained(folder, dtype=dtype).eval()
 
 
 @torch.no_grad()
@@ -225,16 +253,22 @@ def compare(folder, prompts, ours, dtype, greedy=True):
 
 
 CHECKPOINTS = [
-    pytest.param(tied, dtype, sharded, id=f"{'tied' if tied else 'untied'}-{name}-{'sharded' if sharded else 'single'}")
+    pytest.param(tied, dtype, sharded, None, id=f"{'tied' if tied else 'untied'}-{name}-{'sharded' if sharded else 'single'}")
     for tied in (True, False)
     for dtype, name in ((torch.float32, "fp32"), (torch.bfloat16, "bf16"))
     for sharded in (False, True)
+] + [
+    pytest.param(True, torch.float32, False, "plain", id="llama-tied-fp32-single"),
+    pytest.param(False, torch.float32, True, "biases", id="llama-biases-untied-fp32-sharded"),
+    pytest.param(True, torch.float32, False, "rope", id="llama3-rope-head_dim-tied-fp32-single"),
+    pytest.param(False, torch.bfloat16, True, "plain", id="llama-untied-bf16-sharded"),
+    pytest.param(True, torch.bfloat16, False, "rope", id="llama3-rope-head_dim-tied-bf16-single"),
 ]
 
 
-@pytest.mark.parametrize("tied,dtype,sharded", CHECKPOINTS)
-def test_generate_matches_transformers(tmp_path, tied, dtype, sharded):
-    folder = make_checkpoint(tmp_path / "hf", tied, dtype, sharded)
+@pytest.mark.parametrize("tied,dtype,sharded,llama", CHECKPOINTS)
+def test_generate_matches_transformers(tmp_path, tied, dtype, sharded, llama):
+    folder = make_checkpoint(tmp_path / "hf", tied, dtype, sharded, llama=llama)
     name = "bf16" if dtype == torch.bfloat16 else "fp32"
     # One batch of five lengths: the shorter ones are left-padded by up to 36.
     prompts = random_prompts([1, 3, 8, 17, 37], seed=1)
@@ -242,7 +276,7 @@ def test_generate_matches_transformers(tmp_path, tied, dtype, sharded):
     assert [o["prompt_ids"] for o in ours] == prompts, "outputs out of prompt order"
     st = compare(folder, prompts, ours, dtype)
     n = sum(len(o["ids"]) for o in ours)
-    print(f"\n{name} tied={tied} sharded={sharded}, {n} tokens: max |Δ logprob| ragen vs transformers "
+    print(f"\n{llama or 'qwen2'} {name} tied={tied} sharded={sharded}, {n} tokens: max |Δ logprob| ragen vs transformers "
           f"{st['ours_vs_hf']:.3g}", end="")
     if dtype == torch.float32:
         print(f"; greedy ids equal: {not st['diverged']}")
@@ -284,10 +318,10 @@ def train(tmp_path, start):
     return run
 
 
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory):
+@pytest.fixture(scope="module", params=[None, "plain"], ids=["qwen2", "llama"])
+def trained(request, tmp_path_factory):
     tmp = tmp_path_factory.mktemp("train")
-    start = make_checkpoint(tmp / "start", False, torch.float32, True, seed=7)
+    start = make_checkpoint(tmp / "start", False, torch.float32, True, seed=7, llama=request.param)
     return start, train(tmp, start)
 
 
@@ -296,6 +330,9 @@ def test_export_loads_and_matches(trained):
     export = run / "export"
     model = load_hf(export, torch.float32)
     assert model.config.vocab_size == VOCAB and not model.config.tie_word_embeddings
+    # The export is the architecture it was loaded as.
+    want_arch = json.loads((start / "config.json").read_text())["architectures"]
+    assert model.config.architectures == want_arch, (model.config.architectures, want_arch)
 
     # Training did happen: every tensor moved.
     before = {}
