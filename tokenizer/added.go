@@ -5,6 +5,13 @@ import (
 	"strings"
 )
 
+// addedSplitter finds added tokens in text: split calls text for each
+// stretch of s without added tokens and token for each added token, in
+// order.
+type addedSplitter interface {
+	split(s string, text func(string), token func(id int))
+}
+
 // addedMatcher finds added tokens in text, leftmost-longest, as
 // HuggingFace's AddedVocabulary does with its Aho-Corasick automaton.
 type addedMatcher struct {
@@ -62,4 +69,84 @@ func (m *addedMatcher) split(s string, text func(string), token func(id int)) {
 	if start < len(s) {
 		text(s[start:])
 	}
+}
+
+// longestFirst finds added tokens in text as llama.cpp's tokenizer does
+// (tokenizer_st_partition in src/llama-vocab.cpp): token by token, longest
+// first, every occurrence in the text not yet taken is cut out, left to
+// right. Where no two tokens overlap in part (see partialOverlap), that
+// takes the same occurrences as addedMatcher: the outermost ones.
+type longestFirst []addedEntry
+
+func newLongestFirst(tokens []addedTokenJSON) longestFirst {
+	m := make(longestFirst, len(tokens))
+	for i, a := range tokens {
+		m[i] = addedEntry{a.Content, a.ID}
+	}
+	// llama.cpp's std::sort leaves the order of equal lengths unspecified;
+	// ids decide here.
+	sort.SliceStable(m, func(i, j int) bool {
+		if len(m[i].text) != len(m[j].text) {
+			return len(m[i].text) > len(m[j].text)
+		}
+		return m[i].id < m[j].id
+	})
+	return m
+}
+
+func (m longestFirst) split(s string, text func(string), token func(id int)) {
+	type fragment struct{ start, end, id int } // id -1: text s[start:end]
+	frags := []fragment{{0, len(s), -1}}
+	var next []fragment
+	for _, e := range m {
+		next = next[:0]
+		for _, f := range frags {
+			if f.id >= 0 {
+				next = append(next, f)
+				continue
+			}
+			at := f.start
+			for {
+				i := strings.Index(s[at:f.end], e.text)
+				if i < 0 {
+					break
+				}
+				if i > 0 {
+					next = append(next, fragment{at, at + i, -1})
+				}
+				at += i + len(e.text)
+				next = append(next, fragment{at - len(e.text), at, e.id})
+			}
+			if at < f.end {
+				next = append(next, fragment{at, f.end, -1})
+			}
+		}
+		frags, next = next, frags
+	}
+	for _, f := range frags {
+		if f.id >= 0 {
+			token(f.id)
+		} else {
+			text(s[f.start:f.end])
+		}
+	}
+}
+
+// partialOverlap returns two texts such that the end of the first is the
+// start of the second, without either holding the other there (a text may
+// overlap itself, as "aba" does), and ok false when there are none. Without
+// such a pair, the occurrences of the texts in any string nest or are
+// disjoint, and leftmost-longest matching and llama.cpp's longest-first
+// matching cut the same ones.
+func partialOverlap(texts []string) (a, b string, ok bool) {
+	for _, x := range texts {
+		for _, y := range texts {
+			for k := min(len(x), len(y)) - 1; k > 0; k-- {
+				if x[len(x)-k:] == y[:k] {
+					return x, y, true
+				}
+			}
+		}
+	}
+	return "", "", false
 }

@@ -43,6 +43,7 @@ type modelJSON struct {
 	ContinuingSubwordPrefix *string  `json:"continuing_subword_prefix"`
 	EndOfWordSuffix         *string  `json:"end_of_word_suffix"`
 	ByteFallback            bool     `json:"byte_fallback"`
+	IgnoreMerges            bool     `json:"ignore_merges"`
 }
 
 // componentJSON is a normalizer, pre-tokenizer, post-processor or decoder:
@@ -56,7 +57,29 @@ type componentJSON struct {
 	Invert         bool              `json:"invert"`
 	AddPrefixSpace bool              `json:"add_prefix_space"`
 	UseRegex       *bool             `json:"use_regex"`
-	Single         []json.RawMessage `json:"single"`
+	// Digits
+	IndividualDigits bool `json:"individual_digits"`
+	// Sequence of post-processors, TemplateProcessing
+	Processors    []json.RawMessage              `json:"processors"`
+	Single        []templateItemJSON             `json:"single"`
+	SpecialTokens map[string]templateSpecialJSON `json:"special_tokens"`
+}
+
+// templateItemJSON is one item of a TemplateProcessing template: a special
+// token, or the place of sequence A or B.
+type templateItemJSON struct {
+	SpecialToken *struct {
+		ID string `json:"id"`
+	} `json:"SpecialToken"`
+	Sequence *struct {
+		ID string `json:"id"`
+	} `json:"Sequence"`
+}
+
+// templateSpecialJSON is an entry of TemplateProcessing's special_tokens:
+// the ids a SpecialToken item stands for.
+type templateSpecialJSON struct {
+	IDs []int `json:"ids"`
 }
 
 // patternJSON is a Split pattern: a regular expression or a literal string.
@@ -75,7 +98,10 @@ type configJSON struct {
 	AddedTokensDecoder        map[string]addedTokenJSON `json:"added_tokens_decoder"`
 	ChatTemplate              chatTemplateJSON          `json:"chat_template"`
 	CleanUpTokenizationSpaces bool                      `json:"clean_up_tokenization_spaces"`
-	SplitSpecialTokens        bool                      `json:"split_special_tokens"`
+	// transformers applies clean_up_tokenization_spaces to a BPE
+	// tokenizer's decode only with this set as well.
+	CleanUpForBPE      bool `json:"clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output"`
+	SplitSpecialTokens bool `json:"split_special_tokens"`
 }
 
 // tokenRef is a token named in tokenizer_config.json: null, a string, or an

@@ -9,6 +9,10 @@ import (
 // tokenizer.decode(ids) does for Qwen: the tokens' bytes are joined and
 // invalid UTF-8 (a character cut off by the end of ids, say) becomes U+FFFD.
 // An id the vocabulary does not assign is an error naming it.
+//
+// tokenizer_config.json's clean_up_tokenization_spaces (Llama 3.2 sets it)
+// is not applied, as transformers 5's decode does not apply it to BPE
+// tokenizers (the parity test checks transformers 5.17's output).
 func (t *Tokenizer) Decode(ids []int) (string, error) {
 	return t.decode(ids, false)
 }
@@ -53,7 +57,9 @@ func (t *Tokenizer) tokenBytes(id int) ([]byte, error) {
 // StreamDecoder decodes ids one at a time as a model generates them. It
 // holds back the bytes of a character that has not arrived in full, so it
 // never emits a broken UTF-8 sequence, and the text it emits followed by
-// Flush equals Decode (or DecodeSkipSpecial) of all the ids it was given.
+// Flush equals Decode (or DecodeSkipSpecial) of all the ids it was given;
+// like vLLM's incremental detokenizer, it never applies
+// clean_up_tokenization_spaces, whose rewrites span tokens.
 // A StreamDecoder is not safe for concurrent use.
 type StreamDecoder struct {
 	t           *Tokenizer

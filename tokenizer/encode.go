@@ -6,8 +6,9 @@ import (
 
 // Encode returns the token ids of text, as HuggingFace's
 // tokenizer.encode(text, add_special_tokens=False) does: added tokens
-// written in the text (<|im_start|>, <think>, ...) become their ids. Qwen's
-// tokenizer adds no BOS or EOS of its own.
+// written in the text (<|im_start|>, <think>, ...) become their ids, and
+// the post-processor adds nothing (no BOS: chat templates write their own,
+// and rollouts append to rendered text). EncodeSpecial adds what it adds.
 //
 // text is read as UTF-8; invalid bytes are first replaced by U+FFFD the way
 // Rust's String::from_utf8_lossy replaces them.
@@ -17,6 +18,22 @@ func (t *Tokenizer) Encode(text string) []int {
 		pre = t.fast
 	}
 	return t.encode(text, pre, t.pieces.encode)
+}
+
+// EncodeSpecial is Encode with the special tokens of the post-processor
+// around the text, as HuggingFace's tokenizer.encode(text) (with
+// add_special_tokens=True) does: TemplateProcessing's single template,
+// such as Llama 3's <|begin_of_text|> before the text. It equals Encode for
+// tokenizers without one (Qwen's).
+func (t *Tokenizer) EncodeSpecial(text string) []int {
+	ids := t.Encode(text)
+	if len(t.post.prefix)+len(t.post.suffix) == 0 {
+		return ids
+	}
+	out := make([]int, 0, len(t.post.prefix)+len(ids)+len(t.post.suffix))
+	out = append(out, t.post.prefix...)
+	out = append(out, ids...)
+	return append(out, t.post.suffix...)
 }
 
 // encodeReference is Encode on the general path: the file's pattern run by
@@ -60,6 +77,16 @@ func (t *Tokenizer) VocabSize() int { return t.vocabSize }
 // EOS is the id of tokenizer_config.json's eos_token (<|im_end|> for
 // Qwen2.5-Instruct), or -1 when there is no config or it names none.
 func (t *Tokenizer) EOS() int { return t.eos }
+
+// BOS is the id of tokenizer_config.json's bos_token (<|begin_of_text|>
+// for Llama 3), or -1 when there is no config or it names none.
+func (t *Tokenizer) BOS() int { return t.bos }
+
+// AddsBOS reports whether EncodeSpecial starts with BOS, as Llama 3's
+// post-processor makes it do; Encode never adds it.
+func (t *Tokenizer) AddsBOS() bool {
+	return t.bos >= 0 && len(t.post.prefix) > 0 && t.post.prefix[0] == t.bos
+}
 
 // Pad is the id of tokenizer_config.json's pad_token (<|endoftext|> for
 // Qwen2.5), or -1 when there is no config or it names none.

@@ -1,13 +1,16 @@
 package tokenizer
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Tokenizer is a loaded byte-level BPE tokenizer. It is immutable and safe
@@ -20,30 +23,41 @@ type Tokenizer struct {
 	tokens  [][]byte
 	special []bool // ids that DecodeSkipSpecial leaves out
 
-	ranks       map[string]int // vocabulary: byte string -> id
-	addedIDs    map[string]int // added token text -> id
-	rawAdded    *addedMatcher  // added tokens matched in the raw text
-	normAdded   *addedMatcher  // added tokens matched after normalisation
+	ranks       map[string]int   // vocabulary: byte string -> id
+	addedIDs    map[string]int   // added token text -> id
+	added       []addedTokenJSON // the added tokens, for export
+	rawAdded    addedSplitter    // added tokens matched in the raw text
+	normAdded   addedSplitter    // added tokens matched after normalisation
+	normJSON    json.RawMessage  // the normalizer as the file gives it, for export
 	normalize   func(string) string
-	pre         splitter // the file's pre-tokenizer (regexp2)
-	fast        splitter // hand-written equivalent of pre, or nil
+	pre         splitter  // the file's pre-tokenizer (regexp2)
+	fast        splitter  // hand-written equivalent of pre, or nil
+	preSteps    []preStep // pre's steps as the file gives them
 	pieces      *pieceEncoder
-	eos, pad    int    // -1 when tokenizer_config.json names none
-	chatTempl   string // tokenizer_config.json's chat_template
-	vocabSize   int    // len(tokens)
-	modelTokens int    // entries of model.vocab, ids below the added tokens for Qwen
+	merges      mergeList // the merge list in order, for export
+	post        template  // what EncodeSpecial adds
+	eos, pad    int       // -1 when tokenizer_config.json names none
+	bos, unk    int       // likewise
+	chatTempl   string    // tokenizer_config.json's chat_template
+	vocabSize   int       // len(tokens)
+	modelTokens int       // entries of model.vocab, ids below the added tokens for Qwen
 }
 
-// Load reads a HuggingFace tokenizer. path is a tokenizer.json file or a
-// checkpoint folder holding one; tokenizer_config.json in the same folder,
-// when present, supplies the eos and pad tokens, extra special tokens and the
-// chat template.
+// Load reads a HuggingFace tokenizer, or a GGUF file's (LoadGGUF). path is
+// a tokenizer.json file or a checkpoint folder holding one;
+// tokenizer_config.json in the same folder, when present, supplies the eos
+// and pad tokens, extra special tokens and the chat template.
 //
 // Only what this package reproduces exactly is accepted: a BPE model over
-// GPT-2's byte-level alphabet, Split/ByteLevel pre-tokenizers, Unicode
-// normalizers, and added tokens without strip or single-word rules. Anything
-// else is an error naming the file and the setting.
+// GPT-2's byte-level alphabet (with or without ignore_merges), Split,
+// Digits and ByteLevel pre-tokenizers, Unicode normalizers, ByteLevel and
+// TemplateProcessing post-processors (the single template), and added
+// tokens without strip or single-word rules. Anything else is an error
+// naming the file and the setting.
 func Load(path string) (*Tokenizer, error) {
+	if st, err := os.Stat(path); err == nil && !st.IsDir() && strings.EqualFold(filepath.Ext(path), ".gguf") {
+		return LoadGGUF(path)
+	}
 	tokPath, cfgPath, err := locate(path)
 	if err != nil {
 		return nil, err
@@ -134,7 +148,7 @@ func (src *source) syntaxError(err error) error {
 
 func build(src *source, cfg *configJSON, cfgPath string) (*Tokenizer, error) {
 	path, f := src.path, &src.file
-	t := &Tokenizer{path: path, eos: -1, pad: -1}
+	t := &Tokenizer{path: path, eos: -1, pad: -1, bos: -1, unk: -1}
 	fail := func(format string, a ...any) error {
 		return fmt.Errorf("%s: %s", path, fmt.Sprintf(format, a...))
 	}
@@ -150,6 +164,7 @@ func build(src *source, cfg *configJSON, cfgPath string) (*Tokenizer, error) {
 	if err != nil {
 		return nil, err
 	}
+	t.merges = merges
 	// tiktoken-go's constructor indexes and sorts the whole vocabulary;
 	// overlap it with the checks below.
 	type coreResult struct {
@@ -158,7 +173,7 @@ func build(src *source, cfg *configJSON, cfgPath string) (*Tokenizer, error) {
 	}
 	core := make(chan coreResult, 1)
 	go func() {
-		p, err := newPieceEncoder(ranks, merges)
+		p, err := newPieceEncoder(ranks, merges, f.Model.IgnoreMerges, false)
 		core <- coreResult{p, err}
 	}()
 	defer func() {
@@ -170,6 +185,9 @@ func build(src *source, cfg *configJSON, cfgPath string) (*Tokenizer, error) {
 	if t.normalize, err = parseNormalizer(f.Normalizer); err != nil {
 		return nil, fail("normalizer: %v", err)
 	}
+	if t.normalize != nil {
+		t.normJSON = f.Normalizer
+	}
 	added := f.AddedTokens
 	if cfg != nil {
 		if added, err = mergeConfigAdded(added, cfg.AddedTokensDecoder, cfgPath); err != nil {
@@ -179,10 +197,13 @@ func build(src *source, cfg *configJSON, cfgPath string) (*Tokenizer, error) {
 	if err := t.buildAdded(added, ranks, fail); err != nil {
 		return nil, err
 	}
-	if t.pre, t.fast, err = parsePreTokenizer(f.PreTokenizer); err != nil {
+	if t.pre, t.fast, t.preSteps, err = parsePreTokenizer(f.PreTokenizer); err != nil {
 		return nil, fail("pre_tokenizer: %v", err)
 	}
-	if err := checkPostProcessor(f.PostProcessor); err != nil {
+	if t.post, err = parsePostProcessor(f.PostProcessor); err != nil {
+		return nil, fail("post_processor: %v", err)
+	}
+	if err := t.checkTemplate(); err != nil {
 		return nil, fail("post_processor: %v", err)
 	}
 	if err := checkDecoder(f.Decoder); err != nil {
@@ -275,6 +296,7 @@ func (t *Tokenizer) buildAdded(added []addedTokenJSON, ranks map[string]int, fai
 	for _, a := range added {
 		t.special[a.ID] = t.special[a.ID] || a.Special
 	}
+	t.added = added
 	t.rawAdded = newAddedMatcher(raw)
 	t.normAdded = newAddedMatcher(norm)
 	t.vocabSize = len(t.tokens)
@@ -291,12 +313,30 @@ func addedBytes(content string) string {
 	return content
 }
 
-// applyConfig reads eos, pad and the extra special tokens from
+// checkTemplate requires the ids the post-processor adds to be tokens.
+func (t *Tokenizer) checkTemplate() error {
+	for _, id := range slices.Concat(t.post.prefix, t.post.suffix) {
+		if _, err := t.tokenBytes(id); err != nil {
+			return fmt.Errorf("TemplateProcessing adds id %d: %v", id, err)
+		}
+	}
+	return nil
+}
+
+// applyConfig reads bos, eos, pad, unk and the extra special tokens from
 // tokenizer_config.json.
+//
+// clean_up_tokenization_spaces is accepted and has no effect, as in
+// transformers 5, whose decode ignores it for BPE tokenizers (it was made
+// for WordPiece and deletes real spaces before punctuation) unless
+// clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output
+// is set too, which is refused. add_bos_token is ignored, as transformers 5
+// ignores it when there is a tokenizer.json: the post-processor decides.
 func (t *Tokenizer) applyConfig(cfg *configJSON, cfgPath string) error {
 	switch {
-	case cfg.CleanUpTokenizationSpaces:
-		return fmt.Errorf("%s: clean_up_tokenization_spaces is true, which is not supported "+
+	case cfg.CleanUpTokenizationSpaces && cfg.CleanUpForBPE:
+		return fmt.Errorf("%s: clean_up_tokenization_spaces with "+
+			"clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output is not supported "+
 			"(it rewrites decoded text and cannot be streamed)", cfgPath)
 	case cfg.SplitSpecialTokens:
 		return fmt.Errorf("%s: split_special_tokens is true, which is not supported", cfgPath)
@@ -319,10 +359,10 @@ func (t *Tokenizer) applyConfig(cfg *configJSON, cfgPath string) error {
 	if t.pad, err = lookup("pad_token", cfg.PadToken); err != nil {
 		return err
 	}
-	if _, err = lookup("bos_token", cfg.BOSToken); err != nil {
+	if t.bos, err = lookup("bos_token", cfg.BOSToken); err != nil {
 		return err
 	}
-	if _, err = lookup("unk_token", cfg.UnkToken); err != nil {
+	if t.unk, err = lookup("unk_token", cfg.UnkToken); err != nil {
 		return err
 	}
 	for _, r := range cfg.AdditionalSpecialTokens {

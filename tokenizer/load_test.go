@@ -152,9 +152,7 @@ func TestLoadErrors(t *testing.T) {
 	}{
 		{"not BPE", set("model.type", "WordPiece"), nil, `model type "WordPiece" is not supported`},
 		{"unigram", set("model.type", "Unigram"), nil, `model type "Unigram"`},
-		{"merges out of order", set("model.merges", []any{"he ll", "h e", "l l"}), nil, "not in vocabulary-id order"},
 		{"merge of unknown token", set("model.merges", []any{"h e", "l l", "he q!"}), nil, "missing from the vocab"},
-		{"token without merge", set("model.merges", []any{"h e", "l l"}), nil, `"hell" (id 258) is made by no merge`},
 		{"vocab outside byte alphabet", func(f map[string]any) { model(f)["vocab"].(map[string]any)["a b"] = 300 }, nil, "byte-level alphabet"},
 		{"float id", func(f map[string]any) { model(f)["vocab"].(map[string]any)["he"] = 256.5 }, nil, `vocab entry "he": the id is not an integer`},
 		{"dropout", set("model.dropout", 0.1), nil, "dropout"},
@@ -169,7 +167,14 @@ func TestLoadErrors(t *testing.T) {
 		{"lstrip", func(f map[string]any) { f["added_tokens"].([]any)[0].(map[string]any)["lstrip"] = true }, nil, "lstrip"},
 		{"added id clash", func(f map[string]any) { f["added_tokens"].([]any)[0].(map[string]any)["id"] = 256 }, nil, "which the vocab gives to"},
 		{"eos unknown", nil, map[string]any{"eos_token": "<|nope|>"}, `tokenizer_config.json: eos_token "<|nope|>" is not a token`},
-		{"cleanup", nil, map[string]any{"clean_up_tokenization_spaces": true}, "clean_up_tokenization_spaces"},
+		{"cleanup for BPE", nil, map[string]any{"clean_up_tokenization_spaces": true,
+			"clean_up_tokenization_spaces_for_bpe_even_though_it_will_corrupt_output": true}, "clean_up_tokenization_spaces"},
+		{"pair-only template", set("post_processor", map[string]any{"type": "TemplateProcessing",
+			"single": []any{map[string]any{"Sequence": map[string]any{"id": "B", "type_id": 0}}}}), nil, `sequence "B", which only a pair`},
+		{"template id", set("post_processor", map[string]any{"type": "TemplateProcessing",
+			"single":         []any{map[string]any{"SpecialToken": map[string]any{"id": "<s>"}}, map[string]any{"Sequence": map[string]any{"id": "A"}}},
+			"special_tokens": map[string]any{"<s>": map[string]any{"id": "<s>", "ids": []int{999}, "tokens": []string{"<s>"}}}}), nil, "adds id 999"},
+		{"post-processor", set("post_processor", map[string]any{"type": "RobertaProcessing"}), nil, `post-processor "RobertaProcessing" is not supported`},
 		{"config decoder clash", nil, map[string]any{"added_tokens_decoder": map[string]any{"259": map[string]any{"content": "<y>"}}}, "added_tokens_decoder gives id 259"},
 	} {
 		dir := writeTiny(t, c.edit, c.cfg)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/dlclark/regexp2"
@@ -28,7 +29,7 @@ type regexSplitter struct {
 }
 
 func newRegexSplitter(pattern string) (*regexSplitter, error) {
-	re, err := regexp2.Compile(pattern, regexp2.None)
+	re, err := regexp2.Compile(foldCaseGroups(pattern), regexp2.None)
 	if err != nil {
 		return nil, fmt.Errorf("pattern %q: %w", pattern, err)
 	}
@@ -81,41 +82,47 @@ func (q seqSplitter) split(s string, emit func(string)) {
 	q[0].split(s, func(p string) { q[1:].split(p, emit) })
 }
 
-// parsePreTokenizer builds the file's pre-tokenizer, and the fast splitter
-// when the file's is exactly Qwen2's.
-func parsePreTokenizer(raw json.RawMessage) (general, fast splitter, err error) {
+// preStep is one step of a pre-tokenizer as the file states it, kept to
+// tell which of llama.cpp's pre-tokenizers it is (gguf.go).
+type preStep struct {
+	kind       string // "Split", "Digits" or "ByteLevel"
+	pattern    string // Split's regular expression
+	individual bool   // Digits' individual_digits
+	useRegex   bool   // ByteLevel's use_regex
+}
+
+// parsePreTokenizer builds the file's pre-tokenizer, and a hand-written
+// equivalent when its only pattern is one of fastPatterns.
+func parsePreTokenizer(raw json.RawMessage) (general, fast splitter, steps []preStep, err error) {
 	if isNull(raw) {
-		return nil, nil, errors.New("none given; byte-level BPE needs a ByteLevel pre-tokenizer")
+		return nil, nil, nil, errors.New("none given; byte-level BPE needs a ByteLevel pre-tokenizer")
 	}
 	var top componentJSON
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	steps := []json.RawMessage{raw}
+	list := []json.RawMessage{raw}
 	if top.Type == "Sequence" {
-		steps = top.Pretokenizers
+		list = top.Pretokenizers
 	}
-	var seq seqSplitter
-	var patterns []string
-	byteLevel := false
-	for i, st := range steps {
+	for i, st := range list {
 		var c componentJSON
 		if err := json.Unmarshal(st, &c); err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
-		if byteLevel {
-			return nil, nil, fmt.Errorf("step %d (%s) follows ByteLevel; only a final ByteLevel is supported", i, c.Type)
+		if len(steps) > 0 && steps[len(steps)-1].kind == "ByteLevel" {
+			return nil, nil, nil, fmt.Errorf("step %d (%s) follows ByteLevel; only a final ByteLevel is supported", i, c.Type)
 		}
 		switch c.Type {
 		case "Split":
 			if c.Behavior != "Isolated" {
-				return nil, nil, fmt.Errorf("Split behavior %q is not supported (only Isolated)", c.Behavior)
+				return nil, nil, nil, fmt.Errorf("Split behavior %q is not supported (only Isolated)", c.Behavior)
 			}
 			if c.Invert {
-				return nil, nil, errors.New("Split with invert is not supported")
+				return nil, nil, nil, errors.New("Split with invert is not supported")
 			}
 			if c.Pattern == nil || (c.Pattern.Regex == nil) == (c.Pattern.String == nil) {
-				return nil, nil, errors.New("Split needs a pattern with exactly one of Regex or String")
+				return nil, nil, nil, errors.New("Split needs a pattern with exactly one of Regex or String")
 			}
 			pat := ""
 			if c.Pattern.Regex != nil {
@@ -123,36 +130,83 @@ func parsePreTokenizer(raw json.RawMessage) (general, fast splitter, err error) 
 			} else {
 				pat = regexp2.Escape(*c.Pattern.String)
 			}
-			s, err := newRegexSplitter(pat)
-			if err != nil {
-				return nil, nil, err
-			}
-			seq = append(seq, s)
-			patterns = append(patterns, pat)
+			steps = append(steps, preStep{kind: "Split", pattern: pat})
+		case "Digits":
+			steps = append(steps, preStep{kind: "Digits", individual: c.IndividualDigits})
 		case "ByteLevel":
 			if c.AddPrefixSpace {
-				return nil, nil, errors.New("ByteLevel add_prefix_space is not supported")
+				return nil, nil, nil, errors.New("ByteLevel add_prefix_space is not supported")
 			}
-			if c.UseRegex == nil || *c.UseRegex { // HuggingFace's default is true
-				s, err := newRegexSplitter(gpt2Pattern)
-				if err != nil {
-					return nil, nil, err
-				}
-				seq = append(seq, s)
-				patterns = append(patterns, gpt2Pattern)
-			}
-			byteLevel = true
+			// HuggingFace's default for use_regex is true.
+			steps = append(steps, preStep{kind: "ByteLevel", useRegex: c.UseRegex == nil || *c.UseRegex})
 		default:
-			return nil, nil, fmt.Errorf("pre-tokenizer %q is not supported (only Split and ByteLevel)", c.Type)
+			return nil, nil, nil, fmt.Errorf("pre-tokenizer %q is not supported (only Split, Digits and ByteLevel)", c.Type)
 		}
 	}
-	if !byteLevel {
-		return nil, nil, errors.New("no ByteLevel step; only byte-level BPE is supported")
+	if len(steps) == 0 || steps[len(steps)-1].kind != "ByteLevel" {
+		return nil, nil, nil, errors.New("no ByteLevel step; only byte-level BPE is supported")
 	}
-	if len(patterns) == 1 && patterns[0] == qwen2Pattern {
-		fast = qwen2Splitter{}
+	general, fast, err = buildSplitters(steps)
+	return general, fast, steps, err
+}
+
+// buildSplitters turns pre-tokenizer steps into splitters.
+func buildSplitters(steps []preStep) (general, fast splitter, err error) {
+	var seq seqSplitter
+	var patterns []string
+	for _, st := range steps {
+		pat := st.pattern
+		switch {
+		case st.kind == "Digits":
+			seq = append(seq, digitsSplitter{individual: st.individual})
+			continue
+		case st.kind == "ByteLevel" && !st.useRegex:
+			continue
+		case st.kind == "ByteLevel":
+			pat = gpt2Pattern
+		}
+		s, err := newRegexSplitter(pat)
+		if err != nil {
+			return nil, nil, err
+		}
+		seq = append(seq, s)
+		patterns = append(patterns, pat)
+	}
+	if len(seq) == 1 && len(patterns) == 1 {
+		if f, ok := fastPatterns[patterns[0]]; ok {
+			fast = f
+		}
 	}
 	return seq, fast, nil
+}
+
+// digitsSplitter is HuggingFace's Digits pre-tokenizer: numbers (Unicode
+// category N, Rust's char::is_numeric) are cut out, each on its own with
+// individual_digits, else in runs.
+type digitsSplitter struct {
+	individual bool
+}
+
+func (d digitsSplitter) split(s string, emit func(string)) {
+	start := 0 // of the pending piece
+	inRun := false
+	for i, r := range s {
+		num := r < utf8.RuneSelf && '0' <= r && r <= '9' || r >= utf8.RuneSelf && unicode.IsNumber(r)
+		switch {
+		case num && (d.individual || !inRun):
+			if i > start {
+				emit(s[start:i])
+			}
+			start = i
+		case !num && inRun:
+			emit(s[start:i])
+			start = i
+		}
+		inRun = num
+	}
+	if start < len(s) {
+		emit(s[start:])
+	}
 }
 
 // parseNormalizer returns the file's normalizer, nil when there is none.
@@ -194,30 +248,6 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 		}, nil
 	default:
 		return nil, fmt.Errorf("normalizer %q is not supported (only NFC, NFD, NFKC, NFKD and Sequence)", c.Type)
-	}
-}
-
-// checkPostProcessor accepts post-processors that add no tokens.
-func checkPostProcessor(raw json.RawMessage) error {
-	if isNull(raw) {
-		return nil
-	}
-	var c componentJSON
-	if err := json.Unmarshal(raw, &c); err != nil {
-		return err
-	}
-	switch c.Type {
-	case "ByteLevel":
-		return nil // it adjusts offsets only
-	case "TemplateProcessing":
-		for _, item := range c.Single {
-			if bytes.Contains(item, []byte(`"SpecialToken"`)) {
-				return errors.New("TemplateProcessing that adds special tokens is not supported")
-			}
-		}
-		return nil
-	default:
-		return fmt.Errorf("post-processor %q is not supported", c.Type)
 	}
 }
 

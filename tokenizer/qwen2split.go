@@ -1,6 +1,7 @@
 package tokenizer
 
 import (
+	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -10,16 +11,40 @@ import (
 // for running it with regexp2.
 const qwen2Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
 
-// qwen2Splitter cuts text exactly where regexp2 running qwen2Pattern does,
-// without a regex engine. Every character matches some alternative, so the
-// pieces tile the text; at each position the first alternative that matches
-// wins (backtracking semantics, not longest match):
+// llama3Pattern is Llama 3's: Qwen2's but for \p{N}{1,3}, numbers in
+// threes.
+const llama3Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+
+// asciiContractions is how llama.cpp writes the contractions of these
+// patterns (src/llama-vocab.cpp): case-insensitive in ASCII only.
+const asciiContractions = `(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])`
+
+// fastPatterns are the patterns a qwen2Splitter stands in for: Qwen2's and
+// Llama 3's, as in tokenizer.json and as llama.cpp adapts them.
+var fastPatterns = map[string]qwen2Splitter{
+	qwen2Pattern:                {},
+	llama3Pattern:               {digits3: true},
+	asciiVariant(qwen2Pattern):  {asciiCase: true},
+	asciiVariant(llama3Pattern): {digits3: true, asciiCase: true},
+}
+
+// asciiVariant is pattern with llama.cpp's ASCII-only contractions.
+func asciiVariant(pattern string) string {
+	return strings.Replace(pattern, `(?i:'s|'t|'re|'ve|'m|'ll|'d)`, asciiContractions, 1)
+}
+
+// qwen2Splitter cuts text exactly where regexp2 running qwen2Pattern (as
+// foldCaseGroups rewrites it) does, without a regex engine; its fields
+// select the relatives of that pattern in fastPatterns. Every character
+// matches some alternative, so the pieces tile the text; at each position
+// the first alternative that matches wins (backtracking semantics, not
+// longest match):
 //
-//	A1 (?i:'s|'t|'re|'ve|'m|'ll|'d)  contraction; regexp2 folds case with
-//	                                 unicode.ToLower, which maps no non-ASCII
-//	                                 rune onto these letters
+//	A1 (?i:'s|'t|'re|'ve|'m|'ll|'d)  contraction; the only non-ASCII rune
+//	                                 that case-folds onto these letters is
+//	                                 U+017F ſ (to s)
 //	A2 [^\r\n\p{L}\p{N}]?\p{L}+      a letter run, with one leading non-letter
-//	A3 \p{N}                         one number
+//	A3 \p{N}                         one number (\p{N}{1,3}: up to three)
 //	A4 ' '?[^\s\p{L}\p{N}]+[\r\n]*   a symbol run, then any newlines
 //	A5 \s*[\r\n]+                    whitespace up to its last newline
 //	A6 \s+(?!\S)                     whitespace but the last one before text
@@ -27,11 +52,14 @@ const qwen2Pattern = `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N
 //
 // Character classes are regexp2's: \p{L} is unicode.Letter, \p{N}
 // unicode.Number, \s unicode.IsSpace.
-type qwen2Splitter struct{}
+type qwen2Splitter struct {
+	digits3   bool // A3 is \p{N}{1,3} (Llama 3)
+	asciiCase bool // A1 is asciiContractions (llama.cpp), without ſ
+}
 
-func (qwen2Splitter) split(s string, emit func(string)) {
+func (q qwen2Splitter) split(s string, emit func(string)) {
 	for i := 0; i < len(s); {
-		j := qwen2Next(s, i)
+		j := q.next(s, i)
 		emit(s[i:j])
 		i = j
 	}
@@ -81,14 +109,14 @@ func class(r rune) uint8 {
 	return 0
 }
 
-// qwen2Next returns the end of the piece that starts at byte i.
-func qwen2Next(s string, i int) int {
+// next returns the end of the piece that starts at byte i.
+func (q qwen2Splitter) next(s string, i int) int {
 	r0, n0 := runeAt(s, i)
 	c0 := class(r0)
 
 	// A1
 	if r0 == '\'' {
-		if j := contraction(s, i+1); j > 0 {
+		if j := contraction(s, i+1, !q.asciiCase); j > 0 {
 			return j
 		}
 	}
@@ -103,7 +131,15 @@ func qwen2Next(s string, i int) int {
 	}
 	// A3
 	if c0 == clsN {
-		return i + n0
+		j := i + n0
+		for k := 1; q.digits3 && k < 3 && j < len(s); k++ {
+			r, n := runeAt(s, j)
+			if class(r) != clsN {
+				break
+			}
+			j += n
+		}
+		return j
 	}
 	// A4
 	k := i
@@ -151,10 +187,14 @@ func qwen2Next(s string, i int) int {
 	}
 }
 
-// contraction returns the end of A1 after an apostrophe, or -1.
-func contraction(s string, k int) int {
+// contraction returns the end of A1 after an apostrophe, or -1. longS
+// counts ſ as s.
+func contraction(s string, k int, longS bool) int {
 	if k >= len(s) {
 		return -1
+	}
+	if longS && strings.HasPrefix(s[k:], "ſ") {
+		return k + len("ſ")
 	}
 	lower := func(c byte) byte {
 		if 'A' <= c && c <= 'Z' {

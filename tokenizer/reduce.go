@@ -42,6 +42,9 @@ func (t *Tokenizer) Reduce(texts []string, dir string) (Reduction, error) {
 	if len(texts) == 0 {
 		return Reduction{}, fmt.Errorf("reduce %s: no domain text to keep the tokens of", t.path)
 	}
+	if len(t.post.prefix)+len(t.post.suffix) > 0 {
+		return Reduction{}, fmt.Errorf("reduce %s: the post-processor adds special tokens, whose ids Reduce does not remap", t.path)
+	}
 	var file map[string]any
 	if err := decodeGeneric(t.path, &file); err != nil {
 		return Reduction{}, err
@@ -123,8 +126,8 @@ func (t *Tokenizer) Reduce(texts []string, dir string) (Reduction, error) {
 // closure marks the ids to keep, given the domain's encodings.
 func (t *Tokenizer) closure(encoded [][]int, pairs [][2]string) []bool {
 	keep := make([]bool, t.vocabSize)
-	for id := t.modelTokens; id < t.vocabSize; id++ {
-		keep[id] = t.tokens[id] != nil // added tokens
+	for _, a := range t.added {
+		keep[a.ID] = true
 	}
 	for b := range 256 {
 		if id, ok := t.ranks[string([]byte{byte(b)})]; ok {

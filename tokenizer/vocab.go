@@ -89,33 +89,29 @@ func (t *Tokenizer) readVocab(src *source, fail func(string, ...any) error) (map
 			seen[k] = e.id
 		}
 	}
-	for b := 0; b < 256; b++ {
-		if _, ok := ranks[string([]byte{byte(b)})]; !ok {
-			return nil, fail("vocab lacks the byte token %q (byte 0x%02x)", string(byteToRune[b]), b)
-		}
-	}
 	t.modelTokens = len(entries)
 	return ranks, nil
 }
 
-// readMerges reads the merge list into a table pairKey(left, right) ->
-// merged id, and checks that rank-based BPE (tiktoken's: join the adjacent
-// pair whose concatenation has the lowest id) gives what HuggingFace's
-// merge-list BPE gives. That holds when every merge joins two vocabulary
-// tokens into a third, the merges come in increasing id order, and every
-// multi-byte token is made by a merge — as in Qwen's vocabulary, which was
-// converted from tiktoken ranks.
-func (t *Tokenizer) readMerges(src *source, ranks map[string]int, fail func(string, ...any) error) (map[uint64]int32, error) {
+// readMerges resolves the merge list to ids. Every merge must join two
+// vocabulary tokens into a third, as HuggingFace requires; the order is
+// free. It also works out mergeList.rankIsID, under which tiktoken's
+// rank-based BPE (join the adjacent pair whose concatenation has the lowest
+// id) gives what the merge list gives: the merges come in increasing id
+// order and every multi-byte token is made by one, as in Qwen's vocabulary,
+// which was converted from tiktoken ranks.
+func (t *Tokenizer) readMerges(src *source, ranks map[string]int, fail func(string, ...any) error) (mergeList, error) {
+	var ml mergeList
 	if src.merges.end == 0 {
-		return nil, fail("model has no merges")
+		return ml, fail("model has no merges")
 	}
 	s := &scanner{data: src.data, pos: src.merges.start}
 	if err := s.expect('['); err != nil {
-		return nil, fail("model.merges is not a list")
+		return ml, fail("model.merges is not a list")
 	}
-	table := make(map[uint64]int32, len(ranks))
-	made := make([]bool, len(t.tokens))
-	prev, i := -1, 0
+	ml.pairs = make([][2]int32, 0, len(ranks))
+	ml.ids = make([]int32, 0, len(ranks))
+	i := 0
 	var a, b, pair, joined []byte
 	// known looks up a byte-level token text, appending its bytes to joined.
 	known := func(text []byte) (int, bool) {
@@ -128,18 +124,18 @@ func (t *Tokenizer) readMerges(src *source, ranks map[string]int, fail func(stri
 		return id, ok
 	}
 	if s.peek() == ']' {
-		return nil, fail("model.merges is empty")
+		return ml, fail("model.merges is empty")
 	}
 	for ; ; i++ {
 		var err error
 		switch s.peek() {
 		case '"': // "a b"
 			if pair, err = s.str(pair[:0]); err != nil {
-				return nil, src.syntaxError(err)
+				return ml, src.syntaxError(err)
 			}
 			sp := bytes.IndexByte(pair, ' ')
 			if sp < 0 {
-				return nil, fail("merge %d %q has no space", i, pair)
+				return ml, fail("merge %d %q has no space", i, pair)
 			}
 			a, b = pair[:sp], pair[sp+1:]
 		case '[': // ["a", "b"]
@@ -152,42 +148,53 @@ func (t *Tokenizer) readMerges(src *source, ranks map[string]int, fail func(stri
 				}
 			}
 			if err != nil {
-				return nil, src.syntaxError(err)
+				return ml, src.syntaxError(err)
 			}
 		default:
-			return nil, src.syntaxError(s.errorf("want a merge, a string or a pair"))
+			return ml, src.syntaxError(s.errorf("want a merge, a string or a pair"))
 		}
 		joined = joined[:0]
 		left, lok := known(a)
 		right, rok := known(b)
 		if !lok || !rok {
-			return nil, fail("merge %d (%q %q) uses a token missing from the vocab", i, a, b)
+			return ml, fail("merge %d (%q %q) uses a token missing from the vocab", i, a, b)
 		}
 		id, ok := ranks[string(joined)]
-		switch {
-		case !ok:
-			return nil, fail("merge %d (%q %q) makes %q, which is not in the vocab", i, a, b, string(a)+string(b))
-		case id <= prev:
-			return nil, fail("merge %d (%q %q) makes id %d after id %d: the merges are not in vocabulary-id order, "+
-				"so rank-based BPE would not reproduce them", i, a, b, id, prev)
+		if !ok {
+			return ml, fail("merge %d (%q %q) makes %q, which is not in the vocab", i, a, b, string(a)+string(b))
 		}
-		prev = id
-		made[id] = true
-		table[pairKey(int32(left), int32(right))] = int32(id)
+		ml.pairs = append(ml.pairs, [2]int32{int32(left), int32(right)})
+		ml.ids = append(ml.ids, int32(id))
 		switch s.peek() {
 		case ',':
 			s.pos++
 			continue
 		case ']':
 		default:
-			return nil, src.syntaxError(s.errorf("want ',' or ']'"))
+			return ml, src.syntaxError(s.errorf("want ',' or ']'"))
 		}
 		break
 	}
+	ml.rankIsID = rankIsID(ml, ranks, len(t.tokens))
+	return ml, nil
+}
+
+// rankIsID reports whether the merges' ids strictly increase along the list
+// and every multi-byte token of ranks is made by one.
+func rankIsID(ml mergeList, ranks map[string]int, ntokens int) bool {
+	made := make([]bool, ntokens)
+	prev := int32(-1)
+	for _, id := range ml.ids {
+		if id <= prev {
+			return false
+		}
+		prev = id
+		made[id] = true
+	}
 	for tok, id := range ranks {
 		if !made[id] && len(tok) > 1 {
-			return nil, fail("vocab token %q (id %d) is made by no merge", byteLevelEncode([]byte(tok)), id)
+			return false
 		}
 	}
-	return table, nil
+	return true
 }

