@@ -10,6 +10,7 @@ import (
 	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/tokenizer"
 
 	"github.com/ragen-go/ragen/model/safetensors"
 )
@@ -23,7 +24,8 @@ type ExportOptions struct {
 	DType      gotch.DType // dtype of the stored weights (config.json's torch_dtype)
 	ShardBytes int64       // shard above this size; 0 = DefaultShardBytes
 	// TokenizerFrom is a folder whose tokenizer files are copied along
-	// (tokenizer.json, tokenizer_config.json, vocab.json, merges.txt, ...).
+	// (tokenizer.json, tokenizer_config.json, vocab.json, merges.txt, ...),
+	// or a GGUF file whose tokenizer is written out in HuggingFace's format.
 	TokenizerFrom string
 	// Generation is written as generation_config.json; nil writes one with
 	// the config's bos/eos ids.
@@ -63,6 +65,15 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 		return err
 	}
 	gen := o.Generation
+	if gen == nil && o.TokenizerFrom != "" && !IsGGUF(o.TokenizerFrom) {
+		// The source's own generation settings (stop ids, sampling
+		// defaults) travel with its weights.
+		if data, err := os.ReadFile(filepath.Join(o.TokenizerFrom, "generation_config.json")); err == nil {
+			if err := json.Unmarshal(data, &gen); err != nil {
+				return fmt.Errorf("%s: %w", filepath.Join(o.TokenizerFrom, "generation_config.json"), err)
+			}
+		}
+	}
 	if gen == nil {
 		gen = map[string]any{"_from_model_config": true}
 		if cfg.BOSTokenID != nil {
@@ -104,8 +115,16 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json", "vocab_map.json"}
 
 // CopyTokenizerFiles copies the tokenizer files (tokenizerFiles) that
-// folder from has into folder to.
+// folder from has into folder to; from a GGUF file it writes its tokenizer
+// as tokenizer.json and tokenizer_config.json.
 func CopyTokenizerFiles(from, to string) error {
+	if IsGGUF(from) {
+		tok, err := tokenizer.LoadGGUF(from)
+		if err != nil {
+			return err
+		}
+		return tok.WriteHF(to)
+	}
 	for _, name := range tokenizerFiles {
 		src := filepath.Join(from, name)
 		if _, err := os.Stat(src); err != nil {

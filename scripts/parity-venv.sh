@@ -3,7 +3,12 @@
 # the peers this project is checked against, pinned:
 #   torch 2.11.0 (the version on the GPU machines this project is lent; PyPI's
 #   Linux wheel is a CUDA build that also runs on the CPU), transformers 5.17.0,
-#   tokenizers, safetensors, and verl 0.9.1 without its heavy dependencies
+#   tokenizers, safetensors, gguf (llama.cpp's reference GGUF reader and
+#   writer), accelerate and jinja2 (which transformers' GGUF loading and
+#   chat templates need), llama-cpp-python (llama.cpp itself, compiled at
+#   install: about 5 minutes on 2 cores, so its wheel is kept in
+#   .cache/wheels and a new venv installs it from there), and verl 0.9.1
+#   without its heavy dependencies
 #   (--no-deps; then only what verl.trainer.ppo.core_algos imports: ray and
 #   tensordict through verl/__init__ → verl.protocol, omegaconf in core_algos,
 #   codetiming in verl.utils.profiler; ray is ~220 MB installed and used only
@@ -13,10 +18,12 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.cache/parity"
-pins=(torch==2.11.0 transformers==5.17.0 tokenizers==0.23.3 safetensors==0.8.0 numpy==2.4.6 pytest==8.4.2)
+pins=(torch==2.11.0 transformers==5.17.0 tokenizers==0.23.3 safetensors==0.8.0 numpy==2.4.6 pytest==8.4.2
+	gguf==0.19.0 accelerate==1.16.0 jinja2==3.1.6)
+llama=llama-cpp-python==0.3.36
 verl=(verl==0.9.1)
 verl_deps=(ray==2.55.1 tensordict==0.10.0 omegaconf==2.3.0 codetiming==1.4.0)
-want="${pins[*]} | ${verl[*]} | ${verl_deps[*]}"
+want="${pins[*]} | ${verl[*]} | ${verl_deps[*]} | $llama"
 if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ]; then
 	echo "$venv/bin/python"
 	exit 0
@@ -29,5 +36,13 @@ python3 -m venv "$venv" >&2
 if [ ${#verl_deps[@]} -gt 0 ]; then
 	"$venv/bin/pip" install -q --disable-pip-version-check "${verl_deps[@]}" >&2
 fi
+# llama-cpp-python builds llama.cpp from source (CPU only, its default);
+# the wheel is built once into .cache/wheels.
+wheels="$root/.cache/wheels"
+if ! ls "$wheels"/llama_cpp_python-"${llama#*==}"-*.whl >/dev/null 2>&1; then
+	echo "parity-venv: building $llama (compiles llama.cpp: about 5 minutes on 2 cores)" >&2
+	"$venv/bin/pip" wheel -q --disable-pip-version-check --no-deps -w "$wheels" "$llama" >&2
+fi
+"$venv/bin/pip" install -q --disable-pip-version-check --find-links "$wheels" "$llama" >&2
 echo "$want" > "$venv/.pins"
 echo "$venv/bin/python"

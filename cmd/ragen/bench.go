@@ -68,8 +68,12 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if _, err := os.Stat(*tokPath); err != nil {
 			return fmt.Errorf("--tokenizer %s: not found (run `make deps`, which fetches the Qwen tokenizer, or point --tokenizer at a Qwen tokenizer.json)", *tokPath)
 		}
-	} else if err := checkModelDir(*dir); err != nil {
-		return err
+	} else {
+		path, err := resolveModel(*dir)
+		if err != nil {
+			return err
+		}
+		*dir = path
 	}
 	d.Parts = *parts
 	if *soak < 0 {

@@ -32,7 +32,7 @@ type evalResult struct {
 
 func runEval(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("eval", stderr)
-	dir := fs.String("model", "", "HuggingFace checkpoint folder")
+	dir := fs.String("model", "", modelHelp)
 	tags := fs.StringArray("env", nil, "environment tag (repeatable)")
 	n := fs.Int("n", 256, "initial states (groups) per tag, seeds --seed … --seed+n−1")
 	k := fs.Int("k", 1, "samples per initial state, for pass@k")
@@ -49,7 +49,8 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if err := checkModelDir(*dir); err != nil {
+	path, err := resolveModel(*dir)
+	if err != nil {
 		return err
 	}
 	if len(*tags) == 0 {
@@ -71,11 +72,11 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := tokenizer.Load(*dir)
+	tok, err := tokenizer.Load(path)
 	if err != nil {
 		return err
 	}
-	m, err := model.LoadCausalLM(*dir, opts)
+	m, err := model.LoadCausalLM(path, opts)
 	if err != nil {
 		return err
 	}

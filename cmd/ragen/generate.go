@@ -29,7 +29,7 @@ type generateOutput struct {
 
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("generate", stderr)
-	dir := fs.String("model", "", "HuggingFace checkpoint folder (config.json, safetensors, tokenizer files)")
+	dir := fs.String("model", "", modelHelp)
 	prompts := fs.StringArray("prompt", nil, "prompt text (repeatable: the prompts are generated together as one batch)")
 	promptIDs := fs.StringArray("prompt-ids", nil, "prompt as comma-separated token ids, needs no tokenizer (repeatable, as --prompt)")
 	chat := fs.Bool("chat", false, "wrap each --prompt as a user message with the chat template and add the generation prompt")
@@ -49,8 +49,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if *dir == "" {
-		return errors.New("--model is required")
+	path, err := resolveModel(*dir)
+	if err != nil {
+		return err
 	}
 	switch {
 	case len(*prompts) == 0 && len(*promptIDs) == 0:
@@ -65,7 +66,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	tok, err := optionalTokenizer(*dir, len(*promptIDs) == 0)
+	tok, err := optionalTokenizer(path, len(*promptIDs) == 0)
 	if err != nil {
 		return err
 	}
@@ -76,7 +77,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	m, err := model.LoadCausalLM(*dir, opts)
+	m, err := model.LoadCausalLM(path, opts)
 	if err != nil {
 		return err
 	}

@@ -49,16 +49,18 @@ func configPlacement(cfg config.Config) (model.Options, error) {
 	return modelOptions(dtype, cfg.Device, "dtype", "device")
 }
 
-// loadFor is load for a job that starts from the checkpoint in dir: the
-// config (its errors first), then the folder, then the placement.
-func (r runFlags) loadFor(dir, suffix string) (config.Config, string, model.Options, error) {
+// loadFor is load for a job that starts from the model --model names: the
+// config (its errors first), then the model (resolveModel: the path it
+// returns is what the job loads), then the placement.
+func (r runFlags) loadFor(modelArg, suffix string) (config.Config, string, string, model.Options, error) {
 	cfg, out, err := r.load(suffix)
 	if err != nil {
-		return cfg, "", model.Options{}, err
+		return cfg, "", "", model.Options{}, err
 	}
-	if err := checkModelDir(dir); err != nil {
-		return cfg, "", model.Options{}, err
+	path, err := resolveModel(modelArg)
+	if err != nil {
+		return cfg, "", "", model.Options{}, err
 	}
 	opts, err := configPlacement(cfg)
-	return cfg, out, opts, err
+	return cfg, out, path, opts, err
 }

@@ -1,10 +1,7 @@
 package main
 
 import (
-	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 
 	"github.com/rs/zerolog/log"
@@ -27,18 +24,6 @@ func setupRuntime() (torchrt.Threads, error) {
 	}
 	log.Debug().Int("torch_threads", th.Torch).Int("blas_threads", th.BLAS).Msg("libtorch threads")
 	return th, nil
-}
-
-// checkModelDir refuses a --model that is not a checkpoint folder, before
-// any work starts.
-func checkModelDir(dir string) error {
-	if dir == "" {
-		return errors.New("--model is required")
-	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		return fmt.Errorf("--model %s: not a checkpoint folder (no config.json)", dir)
-	}
-	return nil
 }
 
 // placement is the --dtype/--device pair of commands that load a model.

@@ -13,7 +13,7 @@ func init() {
 func runSFT(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("sft", stderr)
 	rf := addRunFlags(fs, "", "preset YAML (configs/*.yaml): its train environments and sft section", "output folder (default runs/<name>-sft); the result goes to OUT/export")
-	dir := fs.String("model", "", "HuggingFace checkpoint folder to start from")
+	dir := fs.String("model", "", modelHelp)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -23,13 +23,13 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	if err := singleProcess("sft"); err != nil {
 		return err
 	}
-	cfg, out, opts, err := rf.loadFor(*dir, "-sft")
+	cfg, out, path, opts, err := rf.loadFor(*dir, "-sft")
 	if err != nil {
 		return err
 	}
 	stop, release := onInterrupt("finishing this step, then exporting the weights so far")
 	defer release()
-	res, err := starpo.RunSFT(cfg, *dir, out, opts, stop)
+	res, err := starpo.RunSFT(cfg, path, out, opts, stop)
 	if err != nil {
 		return err
 	}

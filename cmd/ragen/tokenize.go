@@ -21,7 +21,7 @@ var stdinReader io.Reader = os.Stdin
 
 func runTokenize(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("tokenize", stderr)
-	path := fs.String("tokenizer", "", "tokenizer.json, or the checkpoint folder that holds it (with tokenizer_config.json)")
+	path := fs.String("tokenizer", "", "tokenizer.json, the checkpoint folder that holds it (with tokenizer_config.json), a .gguf file, or smollm2")
 	decode := fs.Bool("decode", false, "read JSON arrays of token ids and print JSON strings")
 	skipSpecial := fs.Bool("skip-special", false, "with --decode, leave out special tokens (<|im_end|>, <|endoftext|>, ...)")
 	chat := fs.Bool("chat", false, `read JSON arrays of messages [{"role","content"}] and print {"text","ids"}: their rendering with Qwen2.5's chat template`)
@@ -50,6 +50,13 @@ func runTokenize(args []string, stdout, stderr io.Writer) error {
 		mode = decodeIDs
 	case *chat:
 		mode = encodeChat
+	}
+	if km, ok := knownModels[*path]; ok {
+		if _, err := os.Stat(*path); err != nil {
+			if *path, err = findKnown("--tokenizer", *path, km); err != nil {
+				return err
+			}
+		}
 	}
 	tk, err := tokenizer.Load(*path)
 	if err != nil {

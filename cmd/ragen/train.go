@@ -23,7 +23,7 @@ func init() {
 func runTrain(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("train", stderr)
 	rf := addRunFlags(fs, "", "preset YAML (configs/*.yaml); RAGEN's base defaults when empty", "run folder (default runs/<name>)")
-	dir := fs.String("model", "", "HuggingFace checkpoint folder to start from")
+	dir := fs.String("model", "", modelHelp)
 	resume := fs.Bool("resume", false, "continue from the run folder's latest checkpoint")
 	checkEvery := fs.Int("check-every", 10, "data parallel: compare the ranks' weights every N steps (and always at the end); 0 = only at the end")
 	timeout := fs.Duration("dist-timeout", 10*time.Minute, "data parallel: how long a rank waits for the others (joining, or in any collective) before failing")
@@ -39,7 +39,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if *timeout <= 0 {
 		return fmt.Errorf("--dist-timeout %v is not positive", *timeout)
 	}
-	cfg, out, opts, err := rf.loadFor(*dir, "")
+	cfg, out, path, opts, err := rf.loadFor(*dir, "")
 	if err != nil {
 		return err
 	}
@@ -48,7 +48,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer comm.Close()
-	run, err := starpo.NewRun(cfg, *dir, out, opts, comm)
+	run, err := starpo.NewRun(cfg, path, out, opts, comm)
 	if err != nil {
 		return err
 	}
@@ -57,7 +57,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	stop, release := onInterrupt("finishing this step, then saving a checkpoint")
 	defer release()
 	run.Stop = stop
-	log.Info().Str("config", *rf.cfgPath).Str("model", *dir).Str("out", out).Str("device", torchrt.DeviceName(opts.Device)).Int("steps", cfg.Steps).Int("ranks", comm.World()).Msg("training")
+	log.Info().Str("config", *rf.cfgPath).Str("model", path).Str("out", out).Str("device", torchrt.DeviceName(opts.Device)).Int("steps", cfg.Steps).Int("ranks", comm.World()).Msg("training")
 	return run.Execute(*resume)
 }
 

@@ -100,7 +100,9 @@ func TestTrainBadInput(t *testing.T) {
 		want string
 	}{
 		{[]string{"--config", "../../configs/smoke.yaml"}, "--model is required"},
-		{[]string{"--config", "../../configs/smoke.yaml", "--model", filepath.Join(dir, "nope")}, "not a checkpoint folder"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--model", filepath.Join(dir, "nope")}, "nope: no such folder or file"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--model", dir}, "not a checkpoint folder (no config.json)"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--model", "../../go.mod"}, "a file must be a GGUF model"},
 		{[]string{"--config", "../../configs/nope.yaml", "--model", dir}, "nope.yaml"},
 		{[]string{"--config", "../../configs/smoke.yaml", "--set", "algorithm.fliter_ratio=1", "--model", dir}, "fliter_ratio"},
 		{[]string{"--config", "../../configs/smoke.yaml", "--set", "train.tags=[Chess]", "--model", dir}, `unknown environment tag "Chess"`},
