@@ -74,7 +74,7 @@ func rewrite(t *testing.T, dir string, edit func([]safetensors.Tensor) []safeten
 
 func TestLoadErrors(t *testing.T) {
 	opt := Options{Device: gotch.CPU, DType: gotch.Float}
-	if _, err := LoadCausalLM(filepath.Join(t.TempDir(), "nope"), opt); err == nil || !strings.Contains(err.Error(), "does not exist") {
+	if _, err := LoadCausalLM(filepath.Join(t.TempDir(), "nope"), opt); err == nil || !strings.Contains(err.Error(), "is neither a checkpoint folder nor a .gguf file") {
 		t.Errorf("missing folder: %v", err)
 	}
 	cases := []struct {

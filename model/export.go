@@ -112,7 +112,7 @@ func Export(cfg Config, params []Param, dir string, o ExportOptions) (err error)
 // tokenizerFiles are the files HuggingFace tokenizers for Qwen2 use.
 // vocab_map.json is a reduced vocabulary's map to the base tokenizer's ids
 // (tokenizer.VocabMapFile): it must travel with the weights it describes.
-var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json", "vocab_map.json"}
+var tokenizerFiles = []string{"tokenizer.json", "tokenizer_config.json", "vocab.json", "merges.txt", "special_tokens_map.json", "added_tokens.json", "vocab_map.json", "chat_template.jinja"}
 
 // CopyTokenizerFiles copies the tokenizer files (tokenizerFiles) that
 // folder from has into folder to; from a GGUF file it writes its tokenizer

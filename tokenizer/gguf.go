@@ -142,7 +142,7 @@ func FromGGUF(v GGUFVocab) (*Tokenizer, error) {
 		return nil, fail("tokenizer.ggml.token_type has %d entries for %d tokens", len(v.TokenTypes), n)
 	}
 	t := &Tokenizer{path: v.Source, tokens: make([][]byte, n), vocabSize: n,
-		eos: -1, pad: -1, bos: -1, unk: -1, chatTempl: v.ChatTemplate}
+		eos: -1, pad: -1, bos: -1, unk: -1, chatTempl: v.ChatTemplate, chatName: v.Source + " (tokenizer.chat_template)"}
 	ranks, err := t.ggufTokens(v, fail)
 	if err != nil {
 		return nil, err

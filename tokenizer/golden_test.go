@@ -69,7 +69,7 @@ func TestKnownIDs(t *testing.T) {
 			t.Errorf("Encode(%q) = %v, want %v", c.text, got, c.ids)
 		}
 	}
-	for tok, want := range map[string]int{IMStart: 151644, IMEnd: 151645, EndOfText: 151643, "Hello": 9707, " world": 1879} {
+	for tok, want := range map[string]int{"<|im_start|>": 151644, "<|im_end|>": 151645, "<|endoftext|>": 151643, "Hello": 9707, " world": 1879} {
 		if id, ok := tk.TokenID(tok); !ok || id != want {
 			t.Errorf("TokenID(%q) = %d, %v; want %d", tok, id, ok, want)
 		}
@@ -188,7 +188,7 @@ func TestChatGolden(t *testing.T) {
 	tk := qwen25(t)
 	for _, c := range g.Cases {
 		name := fmt.Sprintf("%s (generation prompt %v)", c.Name, c.AddGenerationPrompt)
-		got, err := RenderChat(c.Messages, c.AddGenerationPrompt)
+		got, err := tk.RenderChat(c.Messages, c.AddGenerationPrompt)
 		if err != nil {
 			t.Errorf("%s: %v", name, err)
 			continue
@@ -207,7 +207,7 @@ func TestChatGolden(t *testing.T) {
 			if think {
 				want = c.PromptThinkIDs
 			}
-			p, err := RenderPrompt(c.Messages, think)
+			p, err := tk.RenderPrompt(c.Messages, think)
 			if err != nil {
 				t.Fatal(err)
 			}

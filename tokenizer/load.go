@@ -38,7 +38,9 @@ type Tokenizer struct {
 	post        template  // what EncodeSpecial adds
 	eos, pad    int       // -1 when tokenizer_config.json names none
 	bos, unk    int       // likewise
-	chatTempl   string    // tokenizer_config.json's chat_template
+	chatTempl   string    // the chat template's source
+	chatName    string    // where it comes from, for messages
+	chat        chat      // chatTempl parsed, on first use
 	vocabSize   int       // len(tokens)
 	modelTokens int       // entries of model.vocab, ids below the added tokens for Qwen
 }
@@ -73,7 +75,17 @@ func Load(path string) (*Tokenizer, error) {
 			return nil, err
 		}
 	}
-	return build(src, cfg, cfgPath)
+	t, err := build(src, cfg, cfgPath)
+	if err != nil {
+		return nil, err
+	}
+	// transformers ≥ 4.43 saves the template beside the config, and reads
+	// that file over the config's chat_template.
+	jinjaPath := filepath.Join(filepath.Dir(tokPath), "chat_template.jinja")
+	if data, err := os.ReadFile(jinjaPath); err == nil {
+		t.chatTempl, t.chatName = string(data), jinjaPath
+	}
+	return t, nil
 }
 
 // locate resolves Load's argument to tokenizer.json and, if it exists,
@@ -370,6 +382,6 @@ func (t *Tokenizer) applyConfig(cfg *configJSON, cfgPath string) error {
 			return err
 		}
 	}
-	t.chatTempl = string(cfg.ChatTemplate)
+	t.chatTempl, t.chatName = string(cfg.ChatTemplate), cfgPath
 	return nil
 }

@@ -45,8 +45,10 @@ func (tr *Transcript) Finish() string {
 // Text is everything decoded so far.
 func (tr *Transcript) Text() string { return tr.text.String() }
 
-// StopIDs are the ids that end a generated turn: the configured eos, and
-// ChatML's <|im_end|> and <|endoftext|> where the vocabulary has them.
+// StopIDs are the ids that end a generated turn: the configured eos, the
+// special token the chat template closes an assistant message with
+// (<|im_end|>, <|eot_id|>, ...), and ChatML's <|im_end|> and <|endoftext|>
+// where the vocabulary has them.
 func (t *Tokenizer) StopIDs() []int {
 	var ids []int
 	seen := map[int]bool{}
@@ -57,10 +59,37 @@ func (t *Tokenizer) StopIDs() []int {
 		}
 	}
 	add(t.EOS())
+	if id, ok := t.endOfTurn(); ok {
+		add(id)
+	}
 	for _, s := range []string{"<|im_end|>", "<|endoftext|>"} {
 		if id, ok := t.TokenID(s); ok {
 			add(id)
 		}
 	}
 	return ids
+}
+
+// endOfTurn is the special token the chat template writes right after an
+// assistant message's content, if it writes one.
+func (t *Tokenizer) endOfTurn() (int, bool) {
+	const mark = "\ue000ragen-end-of-turn\ue001"
+	if !t.HasChatTemplate() {
+		return 0, false
+	}
+	text, err := t.RenderChat([]Message{{RoleUser, "x"}, {RoleAssistant, mark}}, false)
+	if err != nil {
+		return 0, false
+	}
+	_, tail, ok := strings.Cut(text, mark)
+	if !ok {
+		return 0, false
+	}
+	best, bestLen := 0, 0
+	for content, id := range t.addedIDs {
+		if t.special[id] && len(content) > bestLen && strings.HasPrefix(tail, content) {
+			best, bestLen = id, len(content)
+		}
+	}
+	return best, bestLen > 0
 }

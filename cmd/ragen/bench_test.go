@@ -86,7 +86,7 @@ func TestBenchErrors(t *testing.T) {
 		{nil, "give exactly one of --model DIR and --preset NAME"},
 		{[]string{"--preset", "tiny", "--model", "x"}, "give exactly one of"},
 		{[]string{"--preset", "gpt2"}, `--preset: preset "gpt2" is not one of 50m, qwen2.5-0.5b, tiny`},
-		{[]string{"--model", "/nonexistent"}, "--model /nonexistent: not a checkpoint folder"},
+		{[]string{"--model", "/nonexistent"}, "--model /nonexistent: no such folder or file"},
 		{[]string{"--preset", "tiny", "--tokenizer", "/nonexistent/tokenizer.json"}, "--tokenizer /nonexistent/tokenizer.json: not found"},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--parts", "peak,warp"}, `--parts: "warp" is not one of`},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--parts", "update"}, "needs rollout too"},

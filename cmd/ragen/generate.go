@@ -164,7 +164,7 @@ func promptBatch(tok *tokenizer.Tokenizer, prompts, promptIDs []string, chat boo
 	for i, p := range prompts {
 		text := p
 		if chat {
-			s, err := tokenizer.RenderChat([]tokenizer.Message{{Role: "user", Content: p}}, true)
+			s, err := tok.RenderChat([]tokenizer.Message{{Role: "user", Content: p}}, true)
 			if err != nil {
 				return nil, err
 			}

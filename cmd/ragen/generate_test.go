@@ -90,7 +90,7 @@ func TestGenerateErrors(t *testing.T) {
 		{[]string{"--model", dir, "--prompt-ids", "1", "--prompt-ids", "5,99"}, "prompt 1: token id 99 is outside the vocabulary"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--stop", "x"}, "--stop needs a tokenizer"},
 		{[]string{"--model", withTok, "--prompt", "Hello", "--prompt", ""}, "--prompt[1] is empty"},
-		{[]string{"--model", filepath.Join(dir, "nope"), "--prompt-ids", "1"}, "does not exist"},
+		{[]string{"--model", filepath.Join(dir, "nope"), "--prompt-ids", "1"}, "nope: no such folder or file"},
 		{[]string{"--model", dir, "--prompt-ids", "1,99"}, "token id 99 is outside the vocabulary"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--temperature", "-1"}, "temperature -1"},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--dtype", "int4"}, `--dtype: dtype "int4"`},
@@ -173,11 +173,9 @@ func TestGenerateBatchText(t *testing.T) {
 	if err := model.WriteRandomCheckpoint(dir, cfg, model.InitOptions{Seed: 5, Std: 0.5, BiasStd: 0.1}); err != nil {
 		t.Fatal(err)
 	}
-	data, err := os.ReadFile(tokenizertest.Path(t))
-	if err != nil {
+	if err := model.CopyTokenizerFiles(filepath.Dir(tokenizertest.Path(t)), dir); err != nil {
 		t.Fatal(err)
 	}
-	os.WriteFile(filepath.Join(dir, "tokenizer.json"), data, 0o644)
 
 	users := []string{"Hi", "Say something longer, please."}
 	args := []string{"--model", dir, "--chat", "--max-new-tokens", "5"}
@@ -198,7 +196,7 @@ func TestGenerateBatchText(t *testing.T) {
 		if err := json.Unmarshal([]byte(lines[i]), &g); err != nil {
 			t.Fatalf("line %d: %v", i, err)
 		}
-		text, _ := tokenizer.RenderChat([]tokenizer.Message{{Role: "user", Content: u}}, true)
+		text, _ := tk.RenderChat([]tokenizer.Message{{Role: "user", Content: u}}, true)
 		if !equalInts(g.PromptIDs, tk.Encode(text)) {
 			t.Errorf("prompt %d: prompt_ids %v are not the chat rendering of %q", i, g.PromptIDs, u)
 		}

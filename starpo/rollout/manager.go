@@ -22,7 +22,6 @@ import (
 type Manager struct {
 	cfg   Config
 	tok   *tokenizer.Tokenizer
-	imEnd int // id of <|im_end|>
 	envs  []*envState
 	reset bool // Reset has run since construction or the last Run
 }
@@ -76,7 +75,8 @@ type Entry struct {
 }
 
 // NewManager builds every environment of cfg. tok must be the policy's
-// tokenizer, with <|im_end|> in its vocabulary.
+// tokenizer, with a chat template that extends a conversation's prompt as
+// turns are added (checkTemplate).
 func NewManager(cfg Config, tok *tokenizer.Tokenizer) (*Manager, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -84,11 +84,10 @@ func NewManager(cfg Config, tok *tokenizer.Tokenizer) (*Manager, error) {
 	if tok == nil {
 		return nil, errors.New("rollout: tokenizer is nil")
 	}
-	imEnd, ok := tok.TokenID(tokenizer.IMEnd)
-	if !ok {
-		return nil, fmt.Errorf("rollout: tokenizer %s has no %s token", tok.Path(), tokenizer.IMEnd)
+	m := &Manager{cfg: cfg, tok: tok}
+	if err := m.checkTemplate(); err != nil {
+		return nil, err
 	}
-	m := &Manager{cfg: cfg, tok: tok, imEnd: imEnd}
 	first := 0 // the tag's first global group
 	for ti, tag := range cfg.Tags {
 		spec, err := envs.Lookup(tag)

