@@ -53,6 +53,9 @@ FP32_TOL = 1e-4
 # Q8_0_TOL from ragen's fp32 (measured: see docs/model.md).
 Q8_0_TOL = 0.25
 NEW_TOKENS = 16
+# llama.cpp keeps its KV cache in F16 by default; the comparisons hold
+# keys and values in F32 (GGML_TYPE_F32 = 0), as ragen does in fp32.
+F32_CACHE = {"type_k": 0, "type_v": 0}
 CHATS = ["What is the capital of France? Answer in one sentence.",
          "Write the numbers from 1 to 12, separated by commas.",
          "You are in a 3x3 grid. The goal is up. Answer with <answer>Up</answer> or <answer>Down</answer>."]
@@ -212,12 +215,13 @@ def chat_generate(model, *extra):
 
 
 @torch.no_grad()
-def hf_check(model, outs):
-    """transformers' greedy ids and the log-probs of ours, per prompt."""
+def hf_check(model, outs, n):
+    """Whether transformers' greedy continuations (n new tokens at most)
+    are ours, and the largest difference of our log-probs from its."""
     worst, same = 0.0, True
     for o in outs:
         p = torch.tensor([o["prompt_ids"]])
-        g = model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=NEW_TOKENS, do_sample=False,
+        g = model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=n, do_sample=False,
                            eos_token_id=model.generation_config.eos_token_id, pad_token_id=0)
         same &= g[0, p.shape[1]:].tolist() == o["ids"]
         ids = torch.tensor([o["prompt_ids"] + o["ids"]])
@@ -229,13 +233,12 @@ def hf_check(model, outs):
 
 def test_smollm2_generate_matches_transformers():
     # Five prompts of a few lengths in one batch: the shorter are left-padded.
-    global CHATS
     chats = CHATS + ["Hi", "List three colours of the rainbow, one per line, and nothing else, please."]
     out = ragen("generate", "--model", smollm2(), "--chat", "--json", "--max-new-tokens", 24, "--dtype", "fp32",
                 "--device", "cpu", *[a for c in chats for a in ("--prompt", c)])
     outs = [json.loads(line) for line in out.splitlines()]
     assert len({len(o["prompt_ids"]) for o in outs}) == 5, "the prompts should differ in length"
-    same, worst = hf_check(hf_from_gguf(smollm2()), outs)
+    same, worst = hf_check(hf_from_gguf(smollm2()), outs, 24)
     print(f"\nSmolLM2, 5 chat prompts ({sorted(len(o['prompt_ids']) for o in outs)} tokens), batched: "
           f"greedy ids equal transformers': {same}; max |Δ logprob| {worst:.3g}; first: {outs[0]['text']!r}")
     assert same and worst <= FP32_TOL
@@ -244,7 +247,7 @@ def test_smollm2_generate_matches_transformers():
 def llama_cpp_greedy(path, prompt, n):
     """llama.cpp's greedy ids after prompt, and its log-probs of them."""
     import llama_cpp
-    m = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    m = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=2, logits_all=True, verbose=False, **F32_CACHE)
     ids = []
     for t in m.generate(prompt, top_k=1, temp=0.0, repeat_penalty=1.0):
         ids.append(t)
@@ -255,7 +258,7 @@ def llama_cpp_greedy(path, prompt, n):
 
 def llama_cpp_logprobs(path, prompt, ids):
     import llama_cpp
-    m = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=2, logits_all=True, verbose=False)
+    m = llama_cpp.Llama(model_path=str(path), n_ctx=512, n_threads=2, logits_all=True, verbose=False, **F32_CACHE)
     m.eval(prompt + ids)
     scores = np.array(m.scores[len(prompt) - 1:len(prompt) + len(ids) - 1], dtype=np.float64)
     scores -= scores.max(-1, keepdims=True)

@@ -401,3 +401,35 @@ def test_export_chat_template_matches(trained):
             assert ours["ids"] == tok.apply_chat_template(c, tokenize=True, add_generation_prompt=gen_prompt, return_dict=False)
     print(f"\nchat template: {len(convs)} conversations ({max(map(len, convs))} messages at most) render and "
           f"tokenise as apply_chat_template does, with and without the generation prompt")
+
+
+def test_export_gguf_runs_in_llama_cpp(trained, tmp_path):
+    """The trained policy, exported as GGUF (F32), continues prompts in
+    llama.cpp (llama-cpp-python) with ragen's greedy ids and log-probs."""
+    import llama_cpp
+    import numpy as np
+
+    _, run = trained
+    path = tmp_path / "policy.gguf"
+    ragen("export", "--model", run / "export", "--gguf", "--type", "f32", "--out", path)
+    prompts = random_prompts([3, 9, 21], seed=11)
+    ours = ragen_generate(run / "export", [a for p in prompts for a in ("--prompt-ids", ",".join(map(str, p)))], "fp32",
+                          "--max-new-tokens", 16)
+    m = llama_cpp.Llama(model_path=str(path), n_ctx=256, n_threads=2, logits_all=True, verbose=False, type_k=0, type_v=0)
+    worst = 0.0
+    for p, o in zip(prompts, ours, strict=True):
+        m.reset()
+        ids = []
+        for t in m.generate(p, top_k=1, temp=0.0, repeat_penalty=1.0):
+            ids.append(t)
+            if len(ids) == len(o["ids"]):
+                break
+        assert ids == o["ids"], f"llama.cpp {ids} vs ragen {o['ids']}"
+        scores = np.array(m.scores[len(p) - 1:len(p) + len(ids) - 1], dtype=np.float64)
+        scores -= scores.max(-1, keepdims=True)
+        lp = (scores - np.log(np.exp(scores).sum(-1, keepdims=True)))[np.arange(len(ids)), ids]
+        worst = max(worst, float(np.abs(lp - np.array(o["logprobs"])).max()))
+    arch = json.loads((run / "export" / "config.json").read_text())["architectures"][0]
+    print(f"\n{arch} trained policy as GGUF (F32) in llama.cpp: greedy ids equal ragen's on 3 prompts; "
+          f"max |Δ logprob| {worst:.3g}")
+    assert worst <= FP32_TOL
