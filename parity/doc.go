@@ -1,13 +1,17 @@
 // Package parity checks ragen-go against its peers' own implementations,
 // run from Python: verl's RL math (verl.trainer.ppo.core_algos and
 // verl.utils.torch_functional: advantages, whitening, loss aggregation, the
-// policy, value, entropy and KL losses, with their gradients) and
-// HuggingFace's tokenizers on Qwen's vocabulary. The package has only tests.
+// policy, value, entropy and KL losses, with their gradients),
+// HuggingFace's tokenizers on Qwen's, Llama 3.2's and SmolLM2's
+// vocabularies, llama.cpp's tokenizer on SmolLM2's GGUF file, gguf-py's
+// GGUF reading and writing, and transformers' chat templates. The package
+// has only tests; the model-level checks against transformers and
+// llama.cpp are pytest files under scripts/parity/.
 //
 // The tests generate deterministic random inputs in Go, hand them to a
 // helper under scripts/parity/ as JSON on standard input, and compare its
 // answers with this project's code (starpo/advantage, starpo/loss, model's
-// training scorer, tokenizer/). The interpreter comes from
+// training scorer, tokenizer/, tokenizer/jinja, gguf/). The interpreter comes from
 // RAGEN_PARITY_PYTHON, the pinned environment of scripts/parity-venv.sh
 // (`make parity` sets it); without it every test skips.
 //
