@@ -107,11 +107,11 @@ func lastLogitsArgmax(m *model.CausalLM, ids, mask *ts.Tensor) ([]int64, error) 
 		var s torchrt.Scope
 		defer s.Drop()
 		T := torchrt.Size(ids)[1]
-		pos := s.Keep(torchrt.Must(model.PositionsFromMask(mask)))
-		bias := s.Keep(torchrt.Must(model.AttentionBias(mask, T, m.DType)))
+		pos := s.Op(model.PositionsFromMask(mask))
+		bias := s.Op(model.AttentionBias(mask, T, m.DType))
 		h := s.Keep(m.Forward(model.Inputs{IDs: ids, Positions: pos, Bias: bias}, nil))
 		z := s.Keep(m.Logits(h))
-		out = model.Int64s(s.Keep(torchrt.Must(z.Argmax([]int64{-1}, false, false))))
+		out = model.Int64s(s.Op(z.Argmax([]int64{-1}, false, false)))
 		return nil
 	})
 	return out, err

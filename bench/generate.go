@@ -48,8 +48,8 @@ func matmulPeak(dt gotch.DType, dev gotch.Device, sizes []int, seconds float64) 
 	for _, n := range sizes {
 		var s torchrt.Scope
 		shape := []int64{int64(n), int64(n)}
-		a := s.Keep(torchrt.Must(s.Keep(torchrt.Must(ts.Randn(shape, gotch.Float, dev))).Totype(dt, false)))
-		b := s.Keep(torchrt.Must(s.Keep(torchrt.Must(ts.Randn(shape, gotch.Float, dev))).Totype(dt, false)))
+		a := s.Op(s.Op(ts.Randn(shape, gotch.Float, dev)).Totype(dt, false))
+		b := s.Op(s.Op(ts.Randn(shape, gotch.Float, dev)).Totype(dt, false))
 		torchrt.Must(a.Matmul(b, false)).MustDrop()
 		syncDevice(a)
 		k, t0 := 0, time.Now()

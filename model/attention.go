@@ -28,13 +28,13 @@ func (a *Attention) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int
 	B, T := sh[0], sh[1]
 	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
 
-	q := s.Keep(must(s.Keep(a.Q.Forward(x)).View([]int64{B, T, nH, hd}, false)))  // q: [B, T, nH, hd]
-	k := s.Keep(must(s.Keep(a.K.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // k: [B, T, nKV, hd]
-	v := s.Keep(must(s.Keep(a.V.Forward(x)).View([]int64{B, T, nKV, hd}, false))) // v: [B, T, nKV, hd]
+	q := s.Op(s.Keep(a.Q.Forward(x)).View([]int64{B, T, nH, hd}, false))  // q: [B, T, nH, hd]
+	k := s.Op(s.Keep(a.K.Forward(x)).View([]int64{B, T, nKV, hd}, false)) // k: [B, T, nKV, hd]
+	v := s.Op(s.Keep(a.V.Forward(x)).View([]int64{B, T, nKV, hd}, false)) // v: [B, T, nKV, hd]
 	q = s.Keep(applyRotary(q, cos, sin))
 	k = s.Keep(applyRotary(k, cos, sin))
-	k = s.Keep(must(k.Transpose(1, 2, false))) // k: [B, nKV, T, hd]
-	v = s.Keep(must(v.Transpose(1, 2, false))) // v: [B, nKV, T, hd]
+	k = s.Op(k.Transpose(1, 2, false)) // k: [B, nKV, T, hd]
+	v = s.Op(v.Transpose(1, 2, false)) // v: [B, nKV, T, hd]
 	if kv != nil {
 		k, v = kv.write(k, v, start) // k, v: [B, nKV, S, hd], views into the cache
 		s.Keep(k)
@@ -77,12 +77,12 @@ func (a *Attention) matmulSoftmax(q, k, v, bias *ts.Tensor, B, T, S int64, scale
 	var outs []*ts.Tensor
 	for t0 := int64(0); t0 < T; t0 += attentionBlock {
 		tc := min(attentionBlock, T-t0)
-		sc := S - T + t0 + tc                             // keys [0, sc) are the block's
-		qc := s.Keep(must(q.Narrow(1, t0, tc, false)))    // [B, tc, nH, hd]
-		kc := s.Keep(must(k.Narrow(2, 0, sc, false)))     // [B, nKV, sc, hd]
-		vc := s.Keep(must(v.Narrow(2, 0, sc, false)))     // [B, nKV, sc, hd]
-		bc := s.Keep(must(bias.Narrow(2, t0, tc, false))) // [B, 1, tc, S]
-		bc = s.Keep(must(bc.Narrow(3, 0, sc, false)))     // [B, 1, tc, sc]
+		sc := S - T + t0 + tc                     // keys [0, sc) are the block's
+		qc := s.Op(q.Narrow(1, t0, tc, false))    // [B, tc, nH, hd]
+		kc := s.Op(k.Narrow(2, 0, sc, false))     // [B, nKV, sc, hd]
+		vc := s.Op(v.Narrow(2, 0, sc, false))     // [B, nKV, sc, hd]
+		bc := s.Op(bias.Narrow(2, t0, tc, false)) // [B, 1, tc, S]
+		bc = s.Op(bc.Narrow(3, 0, sc, false))     // [B, 1, tc, sc]
 		outs = append(outs, s.Keep(a.attendBlock(qc, kc, vc, bc, B, tc, sc, scale)))
 	}
 	return must(ts.Cat(outs, 1)) // [B, T, nH·hd]
@@ -100,24 +100,24 @@ func (a *Attention) attendBlock(q, k, v, bias *ts.Tensor, B, T, S int64, scale f
 	// Scale q, not the [·, T, S] scores, and add the bias in place: the
 	// score tensors are the large ones (matmul's backward does not need
 	// its output, so the in-place add is safe under autograd).
-	qs := s.Keep(must(q.MulScalar(ts.FloatScalar(scale), false)))
-	qg := s.Keep(must(qs.View([]int64{B, T, nKV, rep, hd}, false)))
-	qg = s.Keep(must(qg.Permute([]int64{0, 2, 3, 1, 4}, false)))          // [B, nKV, rep, T, hd]
-	qg = s.Keep(must(qg.Reshape([]int64{B, nKV, rep * T, hd}, false)))    // [B, nKV, rep·T, hd]
-	kt := s.Keep(must(k.Transpose(2, 3, false)))                          // [B, nKV, hd, S]
-	scores := s.Keep(must(qg.Matmul(kt, false)))                          // [B, nKV, rep·T, S]
-	scores = s.Keep(must(scores.View([]int64{B, nKV, rep, T, S}, false))) // [B, nKV, rep, T, S]
-	b5 := s.Keep(must(bias.Unsqueeze(2, false)))                          // [B, 1, 1, T, S]
+	qs := s.Op(q.MulScalar(ts.FloatScalar(scale), false))
+	qg := s.Op(qs.View([]int64{B, T, nKV, rep, hd}, false))
+	qg = s.Op(qg.Permute([]int64{0, 2, 3, 1, 4}, false))          // [B, nKV, rep, T, hd]
+	qg = s.Op(qg.Reshape([]int64{B, nKV, rep * T, hd}, false))    // [B, nKV, rep·T, hd]
+	kt := s.Op(k.Transpose(2, 3, false))                          // [B, nKV, hd, S]
+	scores := s.Op(qg.Matmul(kt, false))                          // [B, nKV, rep·T, S]
+	scores = s.Op(scores.View([]int64{B, nKV, rep, T, S}, false)) // [B, nKV, rep, T, S]
+	b5 := s.Op(bias.Unsqueeze(2, false))                          // [B, 1, 1, T, S]
 	check(scores.Add_(b5))
-	probs := s.Keep(must(scores.Softmax(-1, floatDType, false))) // fp32
+	probs := s.Op(scores.Softmax(-1, floatDType, false)) // fp32
 	if dt != floatDType {
-		probs = s.Keep(must(probs.Totype(dt, false)))
+		probs = s.Op(probs.Totype(dt, false))
 	}
-	probs = s.Keep(must(probs.View([]int64{B, nKV, rep * T, S}, false)))
-	o := s.Keep(must(probs.Matmul(v, false)))                    // [B, nKV, rep·T, hd]
-	o = s.Keep(must(o.View([]int64{B, nKV, rep, T, hd}, false))) //
-	o = s.Keep(must(o.Permute([]int64{0, 3, 1, 2, 4}, false)))   // [B, T, nKV, rep, hd]
-	return must(o.Reshape([]int64{B, T, a.NHeads * hd}, false))  // [B, T, nH·hd]
+	probs = s.Op(probs.View([]int64{B, nKV, rep * T, S}, false))
+	o := s.Op(probs.Matmul(v, false))                           // [B, nKV, rep·T, hd]
+	o = s.Op(o.View([]int64{B, nKV, rep, T, hd}, false))        //
+	o = s.Op(o.Permute([]int64{0, 3, 1, 2, 4}, false))          // [B, T, nKV, rep, hd]
+	return must(o.Reshape([]int64{B, T, a.NHeads * hd}, false)) // [B, T, nH·hd]
 }
 
 // sdpa uses libtorch's fused attention. Its 2.1 API has no GQA flag, so
@@ -128,15 +128,15 @@ func (a *Attention) sdpa(q, k, v, bias *ts.Tensor, B, T, S int64) *ts.Tensor {
 	defer s.Drop()
 	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
 	rep := nH / nKV
-	qh := s.Keep(must(q.Transpose(1, 2, false))) // [B, nH, T, hd]
+	qh := s.Op(q.Transpose(1, 2, false)) // [B, nH, T, hd]
 	kr := s.Keep(repeatKV(k, B, nKV, rep, S, hd))
 	vr := s.Keep(repeatKV(v, B, nKV, rep, S, hd))
 	b := bias
 	if bias.DType() != q.DType() {
-		b = s.Keep(must(bias.Totype(q.DType(), false)))
+		b = s.Op(bias.Totype(q.DType(), false))
 	}
-	o := s.Keep(must(ts.ScaledDotProductAttention(qh, kr, vr, b, 0, false, nil))) // [B, nH, T, hd]
-	o = s.Keep(must(o.Transpose(1, 2, false)))                                    // [B, T, nH, hd]
+	o := s.Op(ts.ScaledDotProductAttention(qh, kr, vr, b, 0, false, nil)) // [B, nH, T, hd]
+	o = s.Op(o.Transpose(1, 2, false))                                    // [B, T, nH, hd]
 	return must(o.Reshape([]int64{B, T, nH * hd}, false))
 }
 
@@ -147,7 +147,7 @@ func repeatKV(x *ts.Tensor, B, nKV, rep, S, hd int64) *ts.Tensor {
 	}
 	var s scope
 	defer s.Drop()
-	e := s.Keep(must(x.Unsqueeze(2, false)))                              // [B, nKV, 1, S, hd]
-	e = s.Keep(must(e.Expand([]int64{B, nKV, rep, S, hd}, false, false))) // [B, nKV, rep, S, hd]
+	e := s.Op(x.Unsqueeze(2, false))                              // [B, nKV, 1, S, hd]
+	e = s.Op(e.Expand([]int64{B, nKV, rep, S, hd}, false, false)) // [B, nKV, rep, S, hd]
 	return must(e.Reshape([]int64{B, nKV * rep, S, hd}, false))
 }

@@ -56,10 +56,10 @@ func TestBlockCausalAttentionIsExact(t *testing.T) {
 	run := func() (logits []float32, grads map[string][]float32) {
 		var s scope
 		defer s.Drop()
-		pos := s.Keep(must(PositionsFromMask(mask)))
+		pos := s.Op(PositionsFromMask(mask))
 		bias := s.Keep(attentionBias(mask, int64(L), m.DType))
 		z := s.Keep(m.Logits(s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil))))
-		check(s.Keep(must(s.Keep(must(z.Mul(w, false))).Sum(gotch.Float, false))).Backward())
+		check(s.Op(s.Op(z.Mul(w, false)).Sum(gotch.Float, false)).Backward())
 		return Float32s(z), paramGrads(t, m)
 	}
 	var wantZ, gotZ []float32

@@ -66,7 +66,7 @@ func TestAutocastTrainingPassMatchesFP32(t *testing.T) {
 			}
 			defer sc.Drop()
 			var s scope
-			loss := s.Keep(must(s.Keep(must(s.Keep(must(sc.LogProbs.Mul(a, false))).Sum(gotch.Float, false))).Add(s.Keep(must(s.Keep(must(sc.Entropy.Mul(b, false))).Sum(gotch.Float, false))), false)))
+			loss := s.Op(s.Op(s.Op(sc.LogProbs.Mul(a, false)).Sum(gotch.Float, false)).Add(s.Op(s.Op(sc.Entropy.Mul(b, false)).Sum(gotch.Float, false)), false))
 			check(loss.Backward())
 			s.Drop()
 			if err := sc.Backward(); err != nil {

@@ -209,7 +209,7 @@ func trainStep(b *testing.B, m *CausalLM, B, T, n int) {
 		b.Fatal(err)
 	}
 	defer sc.Drop()
-	loss := s.Keep(must(sc.LogProbs.Sum(gotch.Float, false)))
+	loss := s.Op(sc.LogProbs.Sum(gotch.Float, false))
 	check(loss.Backward())
 	if err := sc.Backward(); err != nil {
 		b.Fatal(err)

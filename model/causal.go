@@ -40,8 +40,8 @@ func (m *CausalLM) LastLogits(in Inputs, cache *Cache) (logits *ts.Tensor, err e
 	defer s.Drop()
 	h := s.Keep(m.Forward(in, cache)) // [B, T, d]
 	T := size(h)[1]
-	last := s.Keep(must(h.Narrow(1, T-1, 1, false))) // [B, 1, d]
-	l := s.Keep(m.Logits(last))                      // [B, 1, V]
+	last := s.Op(h.Narrow(1, T-1, 1, false)) // [B, 1, d]
+	l := s.Keep(m.Logits(last))              // [B, 1, V]
 	return must(l.SqueezeDim(1, false)), nil
 }
 
@@ -79,7 +79,7 @@ func (m *ValueModel) Values(in Inputs) (v *ts.Tensor, err error) {
 	h := s.Keep(m.Forward(in, nil))
 	out := s.Keep(m.Score.Forward(h)) // [B, T, 1]
 	if out.DType() != floatDType {
-		out = s.Keep(must(out.Totype(floatDType, false)))
+		out = s.Op(out.Totype(floatDType, false))
 	}
 	return must(out.SqueezeDim(-1, false)), nil
 }

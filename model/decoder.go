@@ -20,7 +20,7 @@ func (l *DecoderLayer) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start 
 	var s scope
 	defer s.Drop()
 	a := s.Keep(l.Attn.Forward(s.Keep(l.InputNorm.Forward(x)), cos, sin, bias, kv, start))
-	h := s.Keep(must(x.Add(a, false)))
+	h := s.Op(x.Add(a, false))
 	m := s.Keep(l.MLP.Forward(s.Keep(l.PostAttnNorm.Forward(h))))
 	return must(h.Add(m, false))
 }
@@ -59,8 +59,8 @@ func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
 		check(cache.advance(T))
 		start = cache.Len
 	}
-	x := s.Keep(must(ts.Embedding(m.Embed, in.IDs, -1, false, false))) // [B, T, d]
-	cos, sin := m.Rotary.CosSin(in.Positions, m.DType)                 // [B, T, 1, hd]
+	x := s.Op(ts.Embedding(m.Embed, in.IDs, -1, false, false)) // [B, T, d]
+	cos, sin := m.Rotary.CosSin(in.Positions, m.DType)         // [B, T, 1, hd]
 	s.Keep(cos)
 	s.Keep(sin)
 	for i := range m.Layers {

@@ -31,10 +31,10 @@ func (l *Linear) Forward(x *ts.Tensor) *ts.Tensor {
 func (l *Linear) vector(x *ts.Tensor, sh []int64) *ts.Tensor {
 	var s scope
 	defer s.Drop()
-	v := s.Keep(must(x.Reshape([]int64{sh[len(sh)-1]}, false))) // [in]
-	y := s.Keep(must(l.Weight.Mv(v, false)))                    // [out]
+	v := s.Op(x.Reshape([]int64{sh[len(sh)-1]}, false)) // [in]
+	y := s.Op(l.Weight.Mv(v, false))                    // [out]
 	if l.Bias != nil {
-		y = s.Keep(must(y.Add(l.Bias, false)))
+		y = s.Op(y.Add(l.Bias, false))
 	}
 	out := append(append([]int64(nil), sh[:len(sh)-1]...), size(l.Weight)[0])
 	return must(y.Reshape(out, false)) // [..., out]
@@ -54,13 +54,13 @@ func (n *RMSNorm) Forward(x *ts.Tensor) *ts.Tensor {
 	dt := x.DType()
 	xf := x
 	if dt != gotch.Float {
-		xf = s.Keep(must(x.Totype(gotch.Float, false)))
+		xf = s.Op(x.Totype(gotch.Float, false))
 	}
-	ms := s.Keep(must(s.Keep(must(xf.Square(false))).MeanDim([]int64{-1}, true, gotch.Float, false))) // [..., 1]
-	inv := s.Keep(must(s.Keep(must(ms.AddScalar(ts.FloatScalar(n.Eps), false))).Rsqrt(false)))
-	y := s.Keep(must(xf.Mul(inv, false)))
+	ms := s.Op(s.Op(xf.Square(false)).MeanDim([]int64{-1}, true, gotch.Float, false)) // [..., 1]
+	inv := s.Op(s.Op(ms.AddScalar(ts.FloatScalar(n.Eps), false)).Rsqrt(false))
+	y := s.Op(xf.Mul(inv, false))
 	if dt != gotch.Float {
-		y = s.Keep(must(y.Totype(dt, false)))
+		y = s.Op(y.Totype(dt, false))
 	}
 	return must(y.Mul(n.Weight, false))
 }
@@ -74,7 +74,7 @@ type MLP struct {
 func (m *MLP) Forward(x *ts.Tensor) *ts.Tensor {
 	var s scope
 	defer s.Drop()
-	g := s.Keep(must(s.Keep(m.Gate.Forward(x)).Silu(false))) // [B, T, I]
-	h := s.Keep(must(g.Mul(s.Keep(m.Up.Forward(x)), false)))
+	g := s.Op(s.Keep(m.Gate.Forward(x)).Silu(false)) // [B, T, I]
+	h := s.Op(g.Mul(s.Keep(m.Up.Forward(x)), false))
 	return m.Down.Forward(h)
 }

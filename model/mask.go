@@ -37,12 +37,12 @@ func attentionBias(keyMask *ts.Tensor, T int64, dt gotch.DType) *ts.Tensor {
 	sh := size(keyMask)
 	B, S := sh[0], sh[1]
 	dev := deviceOf(keyMask)
-	causal := s.Keep(must(s.Keep(must(ts.Ones([]int64{T, S}, gotch.Bool, dev))).Tril(S-T, false))) // [T, S]
-	causal = s.Keep(must(causal.View([]int64{1, 1, T, S}, false)))
-	keys := s.Keep(must(s.Keep(must(keyMask.Ne(ts.IntScalar(0), false))).View([]int64{B, 1, 1, S}, false)))
-	allowed := s.Keep(must(causal.LogicalAnd(keys, false))) // [B, 1, T, S]
-	blocked := s.Keep(must(allowed.LogicalNot(false)))
-	zeros := s.Keep(must(ts.Zeros([]int64{B, 1, T, S}, dt, dev)))
+	causal := s.Op(s.Op(ts.Ones([]int64{T, S}, gotch.Bool, dev)).Tril(S-T, false)) // [T, S]
+	causal = s.Op(causal.View([]int64{1, 1, T, S}, false))
+	keys := s.Op(s.Op(keyMask.Ne(ts.IntScalar(0), false)).View([]int64{B, 1, 1, S}, false))
+	allowed := s.Op(causal.LogicalAnd(keys, false)) // [B, 1, T, S]
+	blocked := s.Op(allowed.LogicalNot(false))
+	zeros := s.Op(ts.Zeros([]int64{B, 1, T, S}, dt, dev))
 	return must(zeros.MaskedFill(blocked, ts.FloatScalar(minValue(dt)), false))
 }
 
@@ -52,7 +52,7 @@ func PositionsFromMask(mask *ts.Tensor) (pos *ts.Tensor, err error) {
 	defer torchrt.Catch(&err, "computing positions")
 	var s scope
 	defer s.Drop()
-	c := s.Keep(must(mask.Cumsum(-1, gotch.Int64, false)))
-	c = s.Keep(must(c.SubScalar(ts.IntScalar(1), false)))
+	c := s.Op(mask.Cumsum(-1, gotch.Int64, false))
+	c = s.Op(c.SubScalar(ts.IntScalar(1), false))
 	return must(c.ClampMin(ts.IntScalar(0), false)), nil
 }

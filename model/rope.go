@@ -39,10 +39,10 @@ func newRotary(headDim int, theta float64, scaling RopeScaling, dev gotch.Device
 func (r *Rotary) CosSin(pos *ts.Tensor, dtype gotch.DType) (cos, sin *ts.Tensor) {
 	var s scope
 	defer s.Drop()
-	p := s.Keep(must(s.Keep(must(pos.Totype(gotch.Float, false))).Unsqueeze(-1, false))) // [B, T, 1]
-	freqs := s.Keep(must(p.Mul(r.InvFreq, false)))                                       // [B, T, hd/2]
-	emb := s.Keep(must(ts.Cat([]*ts.Tensor{freqs, freqs}, -1)))                          // [B, T, hd]
-	emb = s.Keep(must(emb.Unsqueeze(2, false)))                                          // [B, T, 1, hd]
+	p := s.Op(s.Op(pos.Totype(gotch.Float, false)).Unsqueeze(-1, false)) // [B, T, 1]
+	freqs := s.Op(p.Mul(r.InvFreq, false))                               // [B, T, hd/2]
+	emb := s.Op(ts.Cat([]*ts.Tensor{freqs, freqs}, -1))                  // [B, T, hd]
+	emb = s.Op(emb.Unsqueeze(2, false))                                  // [B, T, 1, hd]
 	cos = must(emb.Cos(false))
 	sin = must(emb.Sin(false))
 	if dtype != gotch.Float {
@@ -58,11 +58,11 @@ func applyRotary(x, cos, sin *ts.Tensor) *ts.Tensor {
 	var s scope
 	defer s.Drop()
 	hd := size(x)[3]
-	x1 := s.Keep(must(x.Narrow(3, 0, hd/2, false)))
-	x2 := s.Keep(must(x.Narrow(3, hd/2, hd/2, false)))
-	rot := s.Keep(must(ts.Cat([]*ts.Tensor{s.Keep(must(x2.Neg(false))), x1}, 3)))
-	a := s.Keep(must(x.Mul(cos, false)))
-	b := s.Keep(must(rot.Mul(sin, false)))
+	x1 := s.Op(x.Narrow(3, 0, hd/2, false))
+	x2 := s.Op(x.Narrow(3, hd/2, hd/2, false))
+	rot := s.Op(ts.Cat([]*ts.Tensor{s.Op(x2.Neg(false)), x1}, 3))
+	a := s.Op(x.Mul(cos, false))
+	b := s.Op(rot.Mul(sin, false))
 	return must(a.Add(b, false))
 }
 

@@ -34,18 +34,18 @@ func (s Sampling) Validate() error {
 func sample(logits *ts.Tensor, o Sampling) (ids, logp *ts.Tensor) {
 	var s scope
 	defer s.Drop()
-	all := s.Keep(must(logits.LogSoftmax(-1, gotch.Float, false))) // [B, V]
+	all := s.Op(logits.LogSoftmax(-1, gotch.Float, false)) // [B, V]
 	if o.Temperature == 0 {
 		ids = must(logits.Argmax([]int64{-1}, true, false)) // [B, 1]
 	} else {
-		z := s.Keep(must(logits.DivScalar(ts.FloatScalar(o.Temperature), false)))
+		z := s.Op(logits.DivScalar(ts.FloatScalar(o.Temperature), false))
 		if o.TopK > 0 && int64(o.TopK) < size(z)[1] {
 			z = s.Keep(topK(z, int64(o.TopK)))
 		}
 		if o.TopP > 0 && o.TopP < 1 {
 			z = s.Keep(topP(z, o.TopP))
 		}
-		probs := s.Keep(must(z.Softmax(-1, gotch.Float, false)))
+		probs := s.Op(z.Softmax(-1, gotch.Float, false))
 		ids = must(probs.Multinomial(1, false, false)) // [B, 1]
 	}
 	logp = must(must(all.Gather(1, ids, false, false)).SqueezeDim(1, true))
@@ -60,8 +60,8 @@ func topK(z *ts.Tensor, k int64) *ts.Tensor {
 	vals, idx := must2(z.Topk(k, -1, true, true, false))
 	s.Keep(vals)
 	s.Keep(idx)
-	kth := s.Keep(must(vals.Narrow(1, k-1, 1, false))) // [B, 1]
-	below := s.Keep(must(z.LtTensor(kth, false)))
+	kth := s.Op(vals.Narrow(1, k-1, 1, false)) // [B, 1]
+	below := s.Op(z.LtTensor(kth, false))
 	return must(z.MaskedFill(below, ts.FloatScalar(math.Inf(-1)), false))
 }
 
@@ -74,12 +74,12 @@ func topP(z *ts.Tensor, p float64) *ts.Tensor {
 	sorted, idx := must2(z.Sort(-1, false, false)) // ascending
 	s.Keep(sorted)
 	s.Keep(idx)
-	probs := s.Keep(must(sorted.Softmax(-1, gotch.Float, false)))
-	cum := s.Keep(must(probs.Cumsum(-1, gotch.Float, false)))
-	drop := s.Keep(must(cum.Le(ts.FloatScalar(1-p), false))) // [B, V] in sorted order
+	probs := s.Op(sorted.Softmax(-1, gotch.Float, false))
+	cum := s.Op(probs.Cumsum(-1, gotch.Float, false))
+	drop := s.Op(cum.Le(ts.FloatScalar(1-p), false)) // [B, V] in sorted order
 	V := size(z)[1]
-	last := s.Keep(must(drop.Narrow(1, V-1, 1, false)))
-	check(last.Fill_(ts.IntScalar(0)))                          // keep the most likely token
-	dropOrig := s.Keep(must(drop.Scatter(1, idx, drop, false))) // back to vocabulary order
+	last := s.Op(drop.Narrow(1, V-1, 1, false))
+	check(last.Fill_(ts.IntScalar(0)))                  // keep the most likely token
+	dropOrig := s.Op(drop.Scatter(1, idx, drop, false)) // back to vocabulary order
 	return must(z.MaskedFill(dropOrig, ts.FloatScalar(math.Inf(-1)), false))
 }

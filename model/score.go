@@ -82,25 +82,25 @@ func (m *CausalLM) scoreMicroBatch(ids, mask, only *ts.Tensor, chunkRows int) (l
 	}
 	sh := size(ids)
 	B, T := sh[0], sh[1]
-	pos := s.Keep(must(PositionsFromMask(mask)))
+	pos := s.Op(PositionsFromMask(mask))
 	bias := s.Keep(attentionBias(mask, T, m.DType))
 	h := s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)) // [B, T, d]
 	d := size(h)[2]
-	h = s.Keep(must(h.Narrow(1, 0, T-1, false)))                 // [B, T−1, d]
-	h = s.Keep(must(h.Reshape([]int64{B * (T - 1), d}, false)))  // [N, d]
-	tgt := s.Keep(must(ids.Narrow(1, 1, T-1, false)))            // [B, T−1]
-	tgt = s.Keep(must(tgt.Reshape([]int64{B * (T - 1)}, false))) // [N]
+	h = s.Op(h.Narrow(1, 0, T-1, false))                 // [B, T−1, d]
+	h = s.Op(h.Reshape([]int64{B * (T - 1), d}, false))  // [N, d]
+	tgt := s.Op(ids.Narrow(1, 1, T-1, false))            // [B, T−1]
+	tgt = s.Op(tgt.Reshape([]int64{B * (T - 1)}, false)) // [N]
 	var rows *ts.Tensor
 	if only != nil {
-		nz := s.Keep(must(s.Keep(must(only.Reshape([]int64{-1}, false))).Nonzero(false)))
-		rows = s.Keep(must(nz.Reshape([]int64{-1}, false)))
-		h = s.Keep(must(h.IndexSelect(0, rows, false)))
-		tgt = s.Keep(must(tgt.IndexSelect(0, rows, false)))
+		nz := s.Op(s.Op(only.Reshape([]int64{-1}, false)).Nonzero(false))
+		rows = s.Op(nz.Reshape([]int64{-1}, false))
+		h = s.Op(h.IndexSelect(0, rows, false))
+		tgt = s.Op(tgt.IndexSelect(0, rows, false))
 	}
 	var lpFlat, entFlat *ts.Tensor // [N]
 	if size(h)[0] == 0 {
-		lpFlat = s.Keep(must(ts.Zeros([]int64{B * (T - 1)}, gotch.Float, deviceOf(ids))))
-		entFlat = s.Keep(must(ts.Zeros([]int64{B * (T - 1)}, gotch.Float, deviceOf(ids))))
+		lpFlat = s.Op(ts.Zeros([]int64{B * (T - 1)}, gotch.Float, deviceOf(ids)))
+		entFlat = s.Op(ts.Zeros([]int64{B * (T - 1)}, gotch.Float, deviceOf(ids)))
 	} else {
 		lpFlat, entFlat = m.headStats(h, tgt, chunkRows)
 		s.Keep(lpFlat)
@@ -137,13 +137,13 @@ func chunkStats(m *CausalLM, h, tgt *ts.Tensor) (lp, ent *ts.Tensor) {
 	defer s.Drop()
 	s.Keep(h)
 	s.Keep(tgt)
-	z := s.Keep(m.Logits(h))                                                             // [n, V] fp32
-	lse := s.Keep(must(z.Logsumexp([]int64{-1}, true, false)))                           // [n, 1]
-	zy := s.Keep(must(z.Gather(1, s.Keep(must(tgt.Unsqueeze(1, false))), false, false))) // [n, 1]
-	p := s.Keep(must(s.Keep(must(z.Sub(lse, false))).Exp(false)))                        // [n, V]
-	pz := s.Keep(must(s.Keep(must(p.Mul(z, false))).SumDimIntlist([]int64{-1}, true, gotch.Float, false)))
-	lp = must(s.Keep(must(zy.Sub(lse, false))).SqueezeDim(1, false))
-	ent = must(s.Keep(must(lse.Sub(pz, false))).SqueezeDim(1, false))
+	z := s.Keep(m.Logits(h))                                             // [n, V] fp32
+	lse := s.Op(z.Logsumexp([]int64{-1}, true, false))                   // [n, 1]
+	zy := s.Op(z.Gather(1, s.Op(tgt.Unsqueeze(1, false)), false, false)) // [n, 1]
+	p := s.Op(s.Op(z.Sub(lse, false)).Exp(false))                        // [n, V]
+	pz := s.Op(s.Op(p.Mul(z, false)).SumDimIntlist([]int64{-1}, true, gotch.Float, false))
+	lp = must(s.Op(zy.Sub(lse, false)).SqueezeDim(1, false))
+	ent = must(s.Op(lse.Sub(pz, false)).SqueezeDim(1, false))
 	return lp, ent
 }
 

@@ -99,10 +99,10 @@ func TestSDPAMatchesMatmulForwardAndBackward(t *testing.T) {
 	run := func() (logits []float32, grads map[string][]float32) {
 		var s scope
 		defer s.Drop()
-		pos := s.Keep(must(PositionsFromMask(mask)))
+		pos := s.Op(PositionsFromMask(mask))
 		bias := s.Keep(attentionBias(mask, int64(L), m.DType))
 		z := s.Keep(m.Logits(s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil))))
-		check(s.Keep(must(s.Keep(must(z.Mul(w, false))).Sum(gotch.Float, false))).Backward())
+		check(s.Op(s.Op(z.Mul(w, false)).Sum(gotch.Float, false)).Backward())
 		return Float32s(z), paramGrads(t, m)
 	}
 	var sdpaZ []float32
@@ -165,7 +165,7 @@ func TestSDPAMatchesMatmulTrainingPass(t *testing.T) {
 		defer sc.Drop()
 		var s scope
 		defer s.Drop()
-		loss := s.Keep(must(s.Keep(must(s.Keep(must(sc.LogProbs.Mul(a, false))).Sum(gotch.Float, false))).Add(s.Keep(must(s.Keep(must(sc.Entropy.Mul(b, false))).Sum(gotch.Float, false))), false)))
+		loss := s.Op(s.Op(s.Op(sc.LogProbs.Mul(a, false)).Sum(gotch.Float, false)).Add(s.Op(s.Op(sc.Entropy.Mul(b, false)).Sum(gotch.Float, false)), false))
 		check(loss.Backward())
 		if err := sc.Backward(); err != nil {
 			t.Fatal(err)
@@ -210,7 +210,7 @@ func TestSDPAMatchesMatmulWithKVCache(t *testing.T) {
 		}
 		defer cache.Drop()
 		keys := mask
-		pos := s.Keep(must(PositionsFromMask(mask)))
+		pos := s.Op(PositionsFromMask(mask))
 		in := Inputs{IDs: ids, Positions: pos, Bias: s.Keep(attentionBias(keys, int64(L), m.DType))}
 		var out [][]float32
 		for step := 0; ; step++ {
@@ -228,12 +228,12 @@ func TestSDPAMatchesMatmulWithKVCache(t *testing.T) {
 			for b := range next {
 				next[b] = int64(1 + (b*7+step*5)%60)
 			}
-			last := s.Keep(must(in.Positions.Narrow(1, size(in.Positions)[1]-1, 1, false)))
-			ones := s.Keep(must(ts.Ones([]int64{B, 1}, gotch.Int64, m.Device)))
-			keys = s.Keep(must(ts.Cat([]*ts.Tensor{keys, ones}, 1)))
+			last := s.Op(in.Positions.Narrow(1, size(in.Positions)[1]-1, 1, false))
+			ones := s.Op(ts.Ones([]int64{B, 1}, gotch.Int64, m.Device))
+			keys = s.Op(ts.Cat([]*ts.Tensor{keys, ones}, 1))
 			in = Inputs{
 				IDs:       s.Keep(torchrt.Matrix(next, B, 1, m.Device)),
-				Positions: s.Keep(must(last.AddScalar(ts.IntScalar(1), false))),
+				Positions: s.Op(last.AddScalar(ts.IntScalar(1), false)),
 				Bias:      s.Keep(attentionBias(keys, 1, m.DType)),
 			}
 		}

@@ -61,18 +61,18 @@ func (m *CausalLM) ScoreForTraining(ids, mask, only *ts.Tensor, chunkRows int) (
 	var s scope
 	defer s.Drop()
 	B, T := sh[0], sh[1]
-	pos := s.Keep(must(PositionsFromMask(mask)))
+	pos := s.Op(PositionsFromMask(mask))
 	bias := s.Keep(attentionBias(mask, T, m.DType))
 	h := s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil)) // [B, T, d]
 	d := size(h)[2]
-	h = s.Keep(must(h.Narrow(1, 0, T-1, false)))
+	h = s.Op(h.Narrow(1, 0, T-1, false))
 	hidden := must(h.Reshape([]int64{B * (T - 1), d}, false)) // [N, d], graph kept
-	tgt := s.Keep(must(ids.Narrow(1, 1, T-1, false)))
+	tgt := s.Op(ids.Narrow(1, 1, T-1, false))
 	target := must(tgt.Reshape([]int64{B * (T - 1)}, false))
 	out = &TrainScores{m: m, chunk: int64(chunkRows), n: B * (T - 1), hidden: hidden, target: target}
 	if only != nil {
-		flatOnly := s.Keep(must(only.Reshape([]int64{-1}, false)))
-		nz := s.Keep(must(flatOnly.Nonzero(false))) // [n, 1]
+		flatOnly := s.Op(only.Reshape([]int64{-1}, false))
+		nz := s.Op(flatOnly.Nonzero(false)) // [n, 1]
 		out.rows = must(nz.Reshape([]int64{-1}, false))
 		if size(out.rows)[0] == 0 {
 			out.Drop()
@@ -83,7 +83,7 @@ func (m *CausalLM) ScoreForTraining(ids, mask, only *ts.Tensor, chunkRows int) (
 	}
 	err = torchrt.NoGrad(func() (err error) {
 		defer torchrt.Catch(&err, "lm head")
-		hd := s.Keep(must(out.hidden.Detach(false)))
+		hd := s.Op(out.hidden.Detach(false))
 		lp, ent := m.headStats(hd, out.target, chunkRows)
 		lp, ent = out.scatter(lp), out.scatter(ent)
 		out.LogProbs = leaf(must(lp.View([]int64{B, T - 1}, true)))
@@ -161,9 +161,9 @@ func (p *TrainScores) Backward() (err error) {
 	s.Keep(gradH)
 	s.Keep(gradW)
 	// One backward through the backbone: ∂/∂θ of Σ h·gradH + Σ W·gradW.
-	a := s.Keep(must(s.Keep(must(p.hidden.Mul(gradH, false))).Sum(gotch.Float, false)))
-	b := s.Keep(must(s.Keep(must(p.m.LMHead.Mul(gradW, false))).Sum(gotch.Float, false)))
-	return s.Keep(must(a.Add(b, false))).Backward()
+	a := s.Op(s.Op(p.hidden.Mul(gradH, false)).Sum(gotch.Float, false))
+	b := s.Op(s.Op(p.m.LMHead.Mul(gradW, false)).Sum(gotch.Float, false))
+	return s.Op(a.Add(b, false)).Backward()
 }
 
 func flat(g *ts.Tensor) *ts.Tensor {
@@ -204,38 +204,38 @@ func (p *TrainScores) headGrad(gLP, gH *ts.Tensor) (gradH, gradW *ts.Tensor) {
 func chunkGrad(m *CausalLM, hd, target, gLP, gH, gradW *ts.Tensor, start, n int64) *ts.Tensor {
 	var s scope
 	defer s.Drop()
-	h := s.Keep(must(hd.Narrow(0, start, n, false)))                                       // [n, d]
-	y := s.Keep(must(s.Keep(must(target.Narrow(0, start, n, false))).Unsqueeze(1, false))) // [n, 1]
-	z := s.Keep(m.Logits(h))                                                               // [n, V] fp32
-	lse := s.Keep(must(z.Logsumexp([]int64{-1}, true, false)))                             // [n, 1]
-	logp := s.Keep(must(z.Sub(lse, false)))                                                // log p
-	prob := s.Keep(must(logp.Exp(false)))                                                  // p
-	coef := s.Keep(must(ts.Zeros([]int64{n, 1}, gotch.Float, deviceOf(z))))                // g_lp + g_H·(log p + H), per row
+	h := s.Op(hd.Narrow(0, start, n, false))                               // [n, d]
+	y := s.Op(s.Op(target.Narrow(0, start, n, false)).Unsqueeze(1, false)) // [n, 1]
+	z := s.Keep(m.Logits(h))                                               // [n, V] fp32
+	lse := s.Op(z.Logsumexp([]int64{-1}, true, false))                     // [n, 1]
+	logp := s.Op(z.Sub(lse, false))                                        // log p
+	prob := s.Op(logp.Exp(false))                                          // p
+	coef := s.Op(ts.Zeros([]int64{n, 1}, gotch.Float, deviceOf(z)))        // g_lp + g_H·(log p + H), per row
 	if gLP != nil {
-		coef = s.Keep(must(coef.Add(s.Keep(rows(gLP, start, n)), false)))
+		coef = s.Op(coef.Add(s.Keep(rows(gLP, start, n)), false))
 	}
 	var dz *ts.Tensor
 	if gH != nil {
-		H := s.Keep(must(s.Keep(must(s.Keep(must(prob.Mul(logp, false))).SumDimIntlist([]int64{-1}, true, gotch.Float, false))).Neg(false))) // [n, 1]
-		w := s.Keep(must(s.Keep(must(logp.Add(H, false))).Mul(s.Keep(rows(gH, start, n)), false)))                                           // g_H·(log p + H) [n, V]
-		dz = s.Keep(must(s.Keep(must(w.Add(coef, false))).Mul(prob, false)))
+		H := s.Op(s.Op(s.Op(prob.Mul(logp, false)).SumDimIntlist([]int64{-1}, true, gotch.Float, false)).Neg(false)) // [n, 1]
+		w := s.Op(s.Op(logp.Add(H, false)).Mul(s.Keep(rows(gH, start, n)), false))                                   // g_H·(log p + H) [n, V]
+		dz = s.Op(s.Op(w.Add(coef, false)).Mul(prob, false))
 	} else {
-		dz = s.Keep(must(prob.Mul(coef, false)))
+		dz = s.Op(prob.Mul(coef, false))
 	}
-	dz = s.Keep(must(dz.Neg(false))) // −p·(g_lp + g_H(log p + H))
+	dz = s.Op(dz.Neg(false)) // −p·(g_lp + g_H(log p + H))
 	if gLP != nil {
 		check(dz.ScatterAdd_(1, y, s.Keep(rows(gLP, start, n)))) // + g_lp·onehot(y)
 	}
 	W := m.LMHead
 	dzW := dz
 	if W.DType() != gotch.Float {
-		dzW = s.Keep(must(dz.Totype(W.DType(), false)))
+		dzW = s.Op(dz.Totype(W.DType(), false))
 	}
 	hW := h
 	if h.DType() != gotch.Float {
-		hW = s.Keep(must(h.Totype(gotch.Float, false)))
+		hW = s.Op(h.Totype(gotch.Float, false))
 	}
-	gw := s.Keep(must(s.Keep(must(dz.Transpose(0, 1, false))).Matmul(hW, false))) // [V, d]
+	gw := s.Op(s.Op(dz.Transpose(0, 1, false)).Matmul(hW, false)) // [V, d]
 	check(gradW.Add_(gw))
 	return must(dzW.Matmul(W, false)) // [n, d]
 }

@@ -54,16 +54,16 @@ func TestScoreForTrainingGradients(t *testing.T) {
 		func() {
 			var s scope
 			defer s.Drop()
-			pos := s.Keep(must(PositionsFromMask(mask)))
+			pos := s.Op(PositionsFromMask(mask))
 			bias := s.Keep(attentionBias(mask, int64(L), m.DType))
 			h := s.Keep(m.Forward(Inputs{IDs: ids, Positions: pos, Bias: bias}, nil))
-			z := s.Keep(m.Logits(s.Keep(must(h.Narrow(1, 0, int64(L-1), false)))))
-			logp := s.Keep(must(z.LogSoftmax(-1, gotch.Float, false)))
-			y := s.Keep(must(s.Keep(must(ids.Narrow(1, 1, int64(L-1), false))).Unsqueeze(-1, false)))
-			lpY := s.Keep(must(s.Keep(must(logp.Gather(-1, y, false, false))).SqueezeDim(-1, false)))
-			p := s.Keep(must(logp.Exp(false)))
-			H := s.Keep(must(s.Keep(must(s.Keep(must(p.Mul(logp, false))).SumDimIntlist([]int64{-1}, false, gotch.Float, false))).Neg(false)))
-			loss := s.Keep(must(s.Keep(must(s.Keep(must(lpY.Mul(refA, false))).Sum(gotch.Float, false))).Add(s.Keep(must(s.Keep(must(H.Mul(refB, false))).Sum(gotch.Float, false))), false)))
+			z := s.Keep(m.Logits(s.Op(h.Narrow(1, 0, int64(L-1), false))))
+			logp := s.Op(z.LogSoftmax(-1, gotch.Float, false))
+			y := s.Op(s.Op(ids.Narrow(1, 1, int64(L-1), false)).Unsqueeze(-1, false))
+			lpY := s.Op(s.Op(logp.Gather(-1, y, false, false)).SqueezeDim(-1, false))
+			p := s.Op(logp.Exp(false))
+			H := s.Op(s.Op(s.Op(p.Mul(logp, false)).SumDimIntlist([]int64{-1}, false, gotch.Float, false)).Neg(false))
+			loss := s.Op(s.Op(s.Op(lpY.Mul(refA, false)).Sum(gotch.Float, false)).Add(s.Op(s.Op(H.Mul(refB, false)).Sum(gotch.Float, false)), false))
 			check(loss.Backward())
 		}()
 		want := paramGrads(t, m)
@@ -75,7 +75,7 @@ func TestScoreForTrainingGradients(t *testing.T) {
 		func() {
 			var s scope
 			defer s.Drop()
-			loss := s.Keep(must(s.Keep(must(s.Keep(must(sc.LogProbs.Mul(a, false))).Sum(gotch.Float, false))).Add(s.Keep(must(s.Keep(must(sc.Entropy.Mul(b, false))).Sum(gotch.Float, false))), false)))
+			loss := s.Op(s.Op(s.Op(sc.LogProbs.Mul(a, false)).Sum(gotch.Float, false)).Add(s.Op(s.Op(sc.Entropy.Mul(b, false)).Sum(gotch.Float, false)), false))
 			check(loss.Backward())
 		}()
 		if err := sc.Backward(); err != nil {

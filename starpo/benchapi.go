@@ -74,8 +74,8 @@ func (t *Trainer) BenchWarmUp(bb *BenchBatch, critic bool) (err error) {
 	defer s.Drop()
 	mb := span{0, min(max(1, t.Cfg.MicroBatch), bb.Rows)}
 	if critic {
-		v := s.Keep(torchrt.Must(t.Critic.Values(inputs(bb.b, mb, t.Critic.Device, t.Critic.DType, &s))))
-		torchrt.Check(s.Keep(torchrt.Must(v.Sum(gotch.Float, false))).Backward())
+		v := s.Op(t.Critic.Values(inputs(bb.b, mb, t.Critic.Device, t.Critic.DType, &s)))
+		torchrt.Check(s.Op(v.Sum(gotch.Float, false)).Backward())
 		return t.CriticOpt.ZeroGrad()
 	}
 	ids, attn, resp := bb.b.microTensors(mb, t.Actor.Device, &s)
@@ -84,7 +84,7 @@ func (t *Trainer) BenchWarmUp(bb *BenchBatch, critic bool) (err error) {
 		return err
 	}
 	defer sc.Drop()
-	l := s.Keep(torchrt.Must(s.Keep(torchrt.Must(sc.LogProbs.Mul(resp, false))).Sum(gotch.Float, false)))
+	l := s.Op(s.Op(sc.LogProbs.Mul(resp, false)).Sum(gotch.Float, false))
 	torchrt.Check(l.Backward())
 	torchrt.Check(sc.Backward())
 	return t.ActorOpt.ZeroGrad()

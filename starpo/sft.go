@@ -136,14 +136,14 @@ func sftMicro(actor *model.CausalLM, b *batch, mb span, n, chunk int) (float64, 
 		return 0, 0, err
 	}
 	defer sc.Drop()
-	nll := s.Keep(torchrt.Must(sc.LogProbs.Neg(false)))
+	nll := s.Op(sc.LogProbs.Neg(false))
 	l, err := loss.Aggregate(nll, resp, loss.TokenMean)
 	if err != nil {
 		return 0, 0, err
 	}
 	s.Keep(l)
 	v := float64(model.Float32s(l)[0])
-	if err := s.Keep(torchrt.Must(l.DivScalar(ts.FloatScalar(float64(n)), false))).Backward(); err != nil {
+	if err := s.Op(l.DivScalar(ts.FloatScalar(float64(n)), false)).Backward(); err != nil {
 		return 0, 0, err
 	}
 	tokens := 0

@@ -95,8 +95,8 @@ func inputs(b *batch, mb span, dev gotch.Device, dt gotch.DType, s *torchrt.Scop
 	ids, attn := b.rows(mb.lo, mb.hi, dev)
 	s.Keep(ids)
 	s.Keep(attn)
-	pos := s.Keep(torchrt.Must(model.PositionsFromMask(attn)))
-	bias := s.Keep(torchrt.Must(model.AttentionBias(attn, int64(b.L), dt)))
+	pos := s.Op(model.PositionsFromMask(attn))
+	bias := s.Op(model.AttentionBias(attn, int64(b.L), dt))
 	return model.Inputs{IDs: ids, Positions: pos, Bias: bias}
 }
 
@@ -109,8 +109,8 @@ func (t *Trainer) values(b *batch) [][]float64 {
 			func() {
 				var s torchrt.Scope
 				defer s.Drop()
-				v := s.Keep(torchrt.Must(t.Critic.Values(inputs(b, mb, t.Critic.Device, t.Critic.DType, &s))))
-				v = s.Keep(torchrt.Must(v.Narrow(1, 0, int64(b.L-1), false)))
+				v := s.Op(t.Critic.Values(inputs(b, mb, t.Critic.Device, t.Critic.DType, &s)))
+				v = s.Op(v.Narrow(1, 0, int64(b.L-1), false))
 				out = append(out, toRows(v)...)
 			}()
 		}
@@ -146,7 +146,7 @@ func (t *Trainer) klInReward(b *batch, refLogp, rewards [][]float64, met map[str
 	dev := gotch.CPU
 	old := s.Keep(floatRows(b.oldLogp, 0, b.B, dev))
 	ref := s.Keep(floatRows(refLogp, 0, b.B, dev))
-	kl := toRows(s.Keep(torchrt.Must(loss.KL(old, ref, t.Cfg.KLPenalty))))
+	kl := toRows(s.Op(loss.KL(old, ref, t.Cfg.KLPenalty)))
 	var total, n float64
 	for i := range rewards {
 		for j, m := range b.resp[i] {
@@ -176,8 +176,8 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 		}
 		defer release()
 		dev := critic.Device
-		v := s.Keep(torchrt.Must(critic.Values(inputs(b, mb, dev, critic.DType, &s))))
-		v = s.Keep(torchrt.Must(v.Narrow(1, 0, int64(b.L-1), false)))
+		v := s.Op(critic.Values(inputs(b, mb, dev, critic.DType, &s)))
+		v = s.Op(v.Narrow(1, 0, int64(b.L-1), false))
 		l, vm, err := loss.ValueLoss(v, s.Keep(floatRows(oldV, mb.lo, mb.hi, dev)), s.Keep(floatRows(returns, mb.lo, mb.hi, dev)), s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev)), t.Cfg.ValueClip, t.Cfg.AggMode)
 		if err != nil {
 			return 0, err
@@ -185,7 +185,7 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 		s.Keep(l)
 		vf += vm.VFLoss / float64(n)
 		clip += vm.VFClipFrac / float64(n)
-		return vm.VFLoss, s.Keep(torchrt.Must(l.DivScalar(ts.FloatScalar(float64(n)), false))).Backward()
+		return vm.VFLoss, s.Op(l.DivScalar(ts.FloatScalar(float64(n)), false)).Backward()
 	})
 	if err != nil {
 		return err
@@ -245,7 +245,7 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 		sums["actor/entropy_loss"] += entV / float64(n)
 		// loss = (pg − c·H + β·KL) / n, so the micro-batches of one
 		// mini-batch add up.
-		total := s.Keep(torchrt.Must(pg.Sub(s.Keep(torchrt.Must(ent.MulScalar(ts.FloatScalar(t.Cfg.EntropyCoef), false))), false)))
+		total := s.Op(pg.Sub(s.Op(ent.MulScalar(ts.FloatScalar(t.Cfg.EntropyCoef), false)), false))
 		if useKL {
 			kl, klV, err := loss.KLLoss(sc.LogProbs, s.Keep(floatRows(refLogp, mb.lo, mb.hi, dev)), resp, t.Cfg.KLLossType, t.Cfg.AggMode)
 			if err != nil {
@@ -253,10 +253,10 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 			}
 			s.Keep(kl)
 			sums["actor/kl_loss"] += klV / float64(n)
-			total = s.Keep(torchrt.Must(total.Add(s.Keep(torchrt.Must(kl.MulScalar(ts.FloatScalar(t.Cfg.KLLossCoef), false))), false)))
+			total = s.Op(total.Add(s.Op(kl.MulScalar(ts.FloatScalar(t.Cfg.KLLossCoef), false)), false))
 		}
 		lossV := float64(model.Float32s(total)[0])
-		total = s.Keep(torchrt.Must(total.DivScalar(ts.FloatScalar(float64(n)), false)))
+		total = s.Op(total.DivScalar(ts.FloatScalar(float64(n)), false))
 		if err := total.Backward(); err != nil {
 			return 0, err
 		}

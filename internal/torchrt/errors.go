@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
-	"slices"
 
 	"github.com/sugarme/gotch/ts"
 )
@@ -56,37 +55,4 @@ func Catch(errp *error, what string) {
 		return
 	}
 	panic(r)
-}
-
-// Scope collects the temporaries of one computation so they are dropped
-// together: gotch tensors live in C memory that the Go GC cannot weigh.
-type Scope struct{ held []*ts.Tensor }
-
-// Keep registers t for dropping and returns it.
-func (s *Scope) Keep(t *ts.Tensor) *ts.Tensor {
-	s.held = append(s.held, t)
-	return t
-}
-
-// T registers the result of a gotch op, or panics with its error.
-func (s *Scope) T(t *ts.Tensor, err error) *ts.Tensor {
-	Check(err)
-	return s.Keep(t)
-}
-
-// Release takes t out of the scope: it outlives the computation and the
-// caller owns it.
-func (s *Scope) Release(t *ts.Tensor) *ts.Tensor {
-	if i := slices.Index(s.held, t); i >= 0 {
-		s.held = slices.Delete(s.held, i, i+1)
-	}
-	return t
-}
-
-// Drop frees every tensor still held, newest first.
-func (s *Scope) Drop() {
-	for i := len(s.held) - 1; i >= 0; i-- {
-		s.held[i].MustDrop()
-	}
-	s.held = s.held[:0]
 }

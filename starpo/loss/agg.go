@@ -64,18 +64,18 @@ func (m *masked) aggregate(l *ts.Tensor, mode AggMode) *ts.Tensor {
 	s := m.s
 	dt := m.weight.DType()
 	rows := func(x *ts.Tensor) *ts.Tensor { // [B]: Σ_t x
-		return s.T(x.SumDimIntlist([]int64{-1}, false, dt, false))
+		return s.Op(x.SumDimIntlist([]int64{-1}, false, dt, false))
 	}
 	switch mode {
 	case TokenMean:
 		return m.mean(l)
 	case SeqMeanTokenSum:
-		return s.T(rows(l).Mean(dt, false))
+		return s.Op(rows(l).Mean(dt, false))
 	case SeqMeanTokenMean:
-		n := s.T(rows(m.weight).AddScalar(ts.FloatScalar(1e-8), false))
-		return s.T(s.T(rows(l).Div(n, false)).Mean(dt, false))
+		n := s.Op(rows(m.weight).AddScalar(ts.FloatScalar(1e-8), false))
+		return s.Op(s.Op(rows(l).Div(n, false)).Mean(dt, false))
 	case SeqMeanTokenSumNorm:
-		return s.T(s.T(l.Sum(dt, false)).DivScalar(ts.FloatScalar(float64(m.shape[1])), false))
+		return s.Op(s.Op(l.Sum(dt, false)).DivScalar(ts.FloatScalar(float64(m.shape[1])), false))
 	}
 	panic("loss: unchecked aggregation mode " + string(mode))
 }

@@ -79,13 +79,13 @@ func checkKL(kind string) error {
 func klTerms(s *scope, logp, ref *ts.Tensor, kind string) *ts.Tensor {
 	switch kind {
 	case KLAbs:
-		return s.T(s.T(logp.Sub(ref, false)).Abs(false))
+		return s.Op(s.Op(logp.Sub(ref, false)).Abs(false))
 	case KLMSE, "k2":
-		return s.T(s.T(s.T(logp.Sub(ref, false)).Square(false)).MulScalar(ts.FloatScalar(0.5), false))
+		return s.Op(s.Op(s.Op(logp.Sub(ref, false)).Square(false)).MulScalar(ts.FloatScalar(0.5), false))
 	case KLLowVar, "k3":
-		e := s.T(s.T(ref.Sub(logp, false)).Clamp(ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp), false))
-		k3 := s.T(s.T(s.T(e.Exp(false)).Sub(e, false)).SubScalar(ts.FloatScalar(1), false))
-		return s.T(k3.Clamp(ts.FloatScalar(-lowVarClamp), ts.FloatScalar(lowVarClamp), false))
+		e := s.Op(s.Op(ref.Sub(logp, false)).Clamp(ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp), false))
+		k3 := s.Op(s.Op(s.Op(e.Exp(false)).Sub(e, false)).SubScalar(ts.FloatScalar(1), false))
+		return s.Op(k3.Clamp(ts.FloatScalar(-lowVarClamp), ts.FloatScalar(lowVarClamp), false))
 	}
-	return s.T(logp.Sub(ref, false))
+	return s.Op(logp.Sub(ref, false))
 }

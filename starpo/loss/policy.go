@@ -68,22 +68,22 @@ func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, clipLow, clipHigh, clipC fl
 	old := m.clean("old_log_prob", oldLogp)
 	a := m.clean("advantages", adv)
 
-	logRatio := s.T(s.T(lp.Sub(old, false)).Clamp(ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp), false))
-	ratio := s.T(logRatio.Exp(false))
-	negA := s.T(a.Neg(false))
-	pg1 := s.T(negA.Mul(ratio, false))
-	pg2 := s.T(negA.Mul(s.T(ratio.Clamp(ts.FloatScalar(1-clipLow), ts.FloatScalar(1+clipHigh), false)), false))
-	clip1 := s.T(pg1.Maximum(pg2, false))
-	pg3 := s.T(negA.MulScalar(ts.FloatScalar(clipC), false))
-	clip2 := s.T(clip1.Minimum(pg3, false))
-	negative := s.T(a.Lt(ts.FloatScalar(0), false))
-	pg := s.T(clip2.WhereSelf(negative, clip1, false)) // A < 0 ? clip2 : clip1
+	logRatio := s.Op(s.Op(lp.Sub(old, false)).Clamp(ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp), false))
+	ratio := s.Op(logRatio.Exp(false))
+	negA := s.Op(a.Neg(false))
+	pg1 := s.Op(negA.Mul(ratio, false))
+	pg2 := s.Op(negA.Mul(s.Op(ratio.Clamp(ts.FloatScalar(1-clipLow), ts.FloatScalar(1+clipHigh), false)), false))
+	clip1 := s.Op(pg1.Maximum(pg2, false))
+	pg3 := s.Op(negA.MulScalar(ts.FloatScalar(clipC), false))
+	clip2 := s.Op(clip1.Minimum(pg3, false))
+	negative := s.Op(a.Lt(ts.FloatScalar(0), false))
+	pg := s.Op(clip2.WhereSelf(negative, clip1, false)) // A < 0 ? clip2 : clip1
 
 	out := m.aggregate(pg, mode)
 	pm.PGLoss = value(out)
-	pm.PGClipFrac = m.fraction(s.T(pg2.GtTensor(pg1, false)))
+	pm.PGClipFrac = m.fraction(s.Op(pg2.GtTensor(pg1, false)))
 	pm.PPOKL = -value(m.mean(logRatio))
-	lower := s.T(s.T(clip1.GtTensor(pg3, false)).Totype(m.weight.DType(), false))
-	pm.PGClipFracLower = value(m.mean(s.T(lower.Mul(s.T(negative.Totype(m.weight.DType(), false)), false))))
+	lower := s.Op(s.Op(clip1.GtTensor(pg3, false)).Totype(m.weight.DType(), false))
+	pm.PGClipFracLower = value(m.mean(s.Op(lower.Mul(s.Op(negative.Totype(m.weight.DType(), false)), false))))
 	return s.Release(out), pm, nil
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
-// The losses run gotch's error-returning ops through torchrt.Scope.T and
+// The losses run gotch's error-returning ops through torchrt.Scope.Op and
 // torchrt.Check, which panic with a *torchrt.OpError on failure; each
 // exported function recovers it into an ordinary error with
 // `defer torchrt.Catch(&err, what)`.
@@ -49,8 +49,8 @@ func newMasked(s *scope, mask *ts.Tensor, dt gotch.DType) *masked {
 	if len(shape) != 2 {
 		torchrt.Check(fmt.Errorf("mask has shape %v, want [B, T]", shape))
 	}
-	trained := s.T(mask.Gt(ts.FloatScalar(0), false))
-	return &masked{s: s, trained: trained, weight: s.T(trained.Totype(dt, false)), shape: shape}
+	trained := s.Op(mask.Gt(ts.FloatScalar(0), false))
+	return &masked{s: s, trained: trained, weight: s.Op(trained.Totype(dt, false)), shape: shape}
 }
 
 // clean returns x with its untrained positions replaced by 0, after
@@ -61,20 +61,20 @@ func (m *masked) clean(name string, x *ts.Tensor) *ts.Tensor {
 	if !slices.Equal(shape, m.shape) {
 		torchrt.Check(fmt.Errorf("%s has shape %v, mask %v", name, shape, m.shape))
 	}
-	return m.s.T(x.WhereScalarother(m.trained, ts.FloatScalar(0), false))
+	return m.s.Op(x.WhereScalarother(m.trained, ts.FloatScalar(0), false))
 }
 
 // mean is verl's masked_mean, Σ x·m / (Σ m + 1e-8), over the whole batch.
 func (m *masked) mean(x *ts.Tensor) *ts.Tensor {
 	s := m.s
 	dt := m.weight.DType()
-	num := s.T(s.T(x.Mul(m.weight, false)).Sum(dt, false))
-	den := s.T(s.T(m.weight.Sum(dt, false)).AddScalar(ts.FloatScalar(1e-8), false))
-	return s.T(num.Div(den, false))
+	num := s.Op(s.Op(x.Mul(m.weight, false)).Sum(dt, false))
+	den := s.Op(s.Op(m.weight.Sum(dt, false)).AddScalar(ts.FloatScalar(1e-8), false))
+	return s.Op(num.Div(den, false))
 }
 
 // fraction is the masked mean of a bool tensor: the share of trained
 // positions where it holds.
 func (m *masked) fraction(b *ts.Tensor) float64 {
-	return value(m.mean(m.s.T(b.Totype(m.weight.DType(), false))))
+	return value(m.mean(m.s.Op(b.Totype(m.weight.DType(), false))))
 }

@@ -51,16 +51,16 @@ func ValueLoss(v, oldV, returns, mask *ts.Tensor, clip float64, mode AggMode) (l
 	old := m.clean("values", oldV)
 	R := m.clean("returns", returns)
 
-	lo := s.T(old.SubScalar(ts.FloatScalar(clip), false))
-	hi := s.T(old.AddScalar(ts.FloatScalar(clip), false))
-	vclip := s.T(vp.ClampTensor(lo, hi, false))
-	l1 := s.T(s.T(vp.Sub(R, false)).Square(false))
-	l2 := s.T(s.T(vclip.Sub(R, false)).Square(false))
-	worst := s.T(l1.Maximum(l2, false))
+	lo := s.Op(old.SubScalar(ts.FloatScalar(clip), false))
+	hi := s.Op(old.AddScalar(ts.FloatScalar(clip), false))
+	vclip := s.Op(vp.ClampTensor(lo, hi, false))
+	l1 := s.Op(s.Op(vp.Sub(R, false)).Square(false))
+	l2 := s.Op(s.Op(vclip.Sub(R, false)).Square(false))
+	worst := s.Op(l1.Maximum(l2, false))
 
-	out := s.T(m.aggregate(worst, mode).MulScalar(ts.FloatScalar(0.5), false))
+	out := s.Op(m.aggregate(worst, mode).MulScalar(ts.FloatScalar(0.5), false))
 	vm.VFLoss = value(out)
-	vm.VFClipFrac = m.fraction(s.T(l2.GtTensor(l1, false)))
+	vm.VFClipFrac = m.fraction(s.Op(l2.GtTensor(l1, false)))
 	vm.VPredMean = value(m.mean(vp))
 	return s.Release(out), vm, nil
 }

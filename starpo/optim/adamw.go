@@ -184,7 +184,7 @@ func (a *AdamW) update(i int) (err error) {
 	t := float64(st.t)
 	bc1 := 1 - math.Pow(o.Beta1, t)
 	bc2 := 1 - math.Pow(o.Beta2, t)
-	denom := s.T(st.v.Sqrt(false))
+	denom := s.Op(st.v.Sqrt(false))
 	divScalar_(denom, math.Sqrt(bc2))
 	addScalar_(denom, o.Eps)
 	addcdiv_(w, s.Keep(mulScalar(st.m, -o.LR/bc1)), denom) // p += ((−lr/bc1)·m)/denom, as addcdiv_(m, denom, value=−lr/bc1)

@@ -79,14 +79,14 @@ func gradNorm(params []model.Param) float64 {
 		if owned {
 			s.Keep(g32)
 		}
-		sq := s.T(g32.Square(false))
-		sum := s.T(sq.Sum(gotch.Double, false))
+		sq := s.Op(g32.Square(false))
+		sum := s.Op(sq.Sum(gotch.Double, false))
 		if acc == nil {
 			acc = sum // a fresh tensor: accumulate into it
 			continue
 		}
 		if dev := torchrt.DeviceOf(acc); dev != torchrt.DeviceOf(sum) {
-			sum = s.T(sum.ToDevice(dev, gotch.Double, false, false, false))
+			sum = s.Op(sum.ToDevice(dev, gotch.Double, false, false, false))
 		}
 		add_(acc, sum)
 	}
