@@ -97,6 +97,19 @@ func (c *Cache) layer(i int) *layerKV {
 	return &c.layers[i]
 }
 
+// begin starts a forward over T new tokens: it checks the cache has room
+// for them and returns where they start, and done, which counts them in
+// once the forward has written them. Without a cache they start at 0. A
+// static decode step's position lives on the device, and its decoder
+// counts the host side (staticDecoder.step).
+func (c *Cache) begin(T int64) (start int64, done func()) {
+	if c == nil || c.static() {
+		return 0, func() {}
+	}
+	check(c.advance(T))
+	return c.Len, func() { c.Len += T }
+}
+
 func (c *Cache) advance(T int64) error {
 	if c.Len+T > c.Cap {
 		return fmt.Errorf("kv cache overflow: %d positions filled, %d more, capacity %d", c.Len, T, c.Cap)

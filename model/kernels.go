@@ -3,53 +3,25 @@ package model
 import (
 	"math"
 
+	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
 )
 
-// Attention is Qwen2's grouped-query self-attention: nH query heads share
-// nKV key/value heads (query head h reads kv head h / (nH/nKV)); q, k and v
-// have biases, the output projection does not.
-type Attention struct {
-	Q, K, V, O Linear
-	NHeads     int64 // query heads nH
-	NKVHeads   int64 // key/value heads nKV
-	HeadDim    int64 // hd
-	SDPA       bool  // use libtorch's scaled_dot_product_attention (2.x) instead of the matmul path
-}
+// The kernels behind Attention.Forward and Linear.Forward (model.go): the
+// same math as there, computed in the way that is fastest or leanest on
+// the device at hand. Each is checked against the plain form in the tests
+// (attention_test.go, sdpa_test.go, linear_test.go).
 
-// Forward attends x [B, T, d] over the cached keys plus its own, with the
-// additive bias [B, 1, T, S] (0 where allowed, the dtype's minimum where
-// not). cos and sin are [B, T, 1, hd]. kv, when not nil, receives the new
-// keys and values at positions [start, start+T) and supplies the earlier ones.
-func (a *Attention) Forward(x, cos, sin, bias *ts.Tensor, kv *layerKV, start int64) *ts.Tensor {
-	var s scope
-	defer s.Drop()
-	sh := size(x)
-	B, T := sh[0], sh[1]
-	nH, nKV, hd := a.NHeads, a.NKVHeads, a.HeadDim
-
-	q := s.Op(s.Keep(a.Q.Forward(x)).View([]int64{B, T, nH, hd}, false))  // q: [B, T, nH, hd]
-	k := s.Op(s.Keep(a.K.Forward(x)).View([]int64{B, T, nKV, hd}, false)) // k: [B, T, nKV, hd]
-	v := s.Op(s.Keep(a.V.Forward(x)).View([]int64{B, T, nKV, hd}, false)) // v: [B, T, nKV, hd]
-	q = s.Keep(applyRotary(q, cos, sin))
-	k = s.Keep(applyRotary(k, cos, sin))
-	k = s.Op(k.Transpose(1, 2, false)) // k: [B, nKV, T, hd]
-	v = s.Op(v.Transpose(1, 2, false)) // v: [B, nKV, T, hd]
-	if kv != nil {
-		k, v = kv.write(k, v, start) // k, v: [B, nKV, S, hd], views into the cache
-		s.Keep(k)
-		s.Keep(v)
-	}
-	S := size(k)[2]
-	scale := 1 / math.Sqrt(float64(hd))
-
-	var out *ts.Tensor // out: [B, T, nH*hd]
+// attend is softmax(q·kᵀ/√hd + bias)·v for q [B, T, nH, hd] and k, v
+// [B, nKV, S, hd], with the query heads grouped over the kv heads; it
+// returns [B, T, nH·hd]. libtorch's fused SDPA when the model asked for it
+// (Attention.SDPA), else the exact eager path.
+func (a *Attention) attend(q, k, v, bias *ts.Tensor) *ts.Tensor {
+	B, T, S := size(q)[0], size(q)[1], size(k)[2]
 	if a.SDPA {
-		out = s.Keep(a.sdpa(q, k, v, bias, B, T, S))
-	} else {
-		out = s.Keep(a.matmulSoftmax(q, k, v, bias, B, T, S, scale))
+		return a.sdpa(q, k, v, bias, B, T, S)
 	}
-	return a.O.Forward(out)
+	return a.matmulSoftmax(q, k, v, bias, B, T, S, 1/math.Sqrt(float64(a.HeadDim)))
 }
 
 // attentionBlock is the query block of the block-causal path: a forward
@@ -150,4 +122,27 @@ func repeatKV(x *ts.Tensor, B, nKV, rep, S, hd int64) *ts.Tensor {
 	e := s.Op(x.Unsqueeze(2, false))                              // [B, nKV, 1, S, hd]
 	e = s.Op(e.Expand([]int64{B, nKV, rep, S, hd}, false, false)) // [B, nKV, rep, S, hd]
 	return must(e.Reshape([]int64{B, nKV * rep, S, hd}, false))
+}
+
+// isCPURow tells whether x [..., in] is a single fp32 row on the CPU.
+func isCPURow(x *ts.Tensor) bool {
+	sh := size(x)
+	return sh[len(sh)-1] == numel(sh) && x.DType() == gotch.Float && !deviceOf(x).IsCuda()
+}
+
+// gemv is Linear.Forward for a single row on the CPU in fp32 (batch-1
+// decoding): a matrix-vector product. As a one-row matrix product,
+// OpenBLAS repacks the whole weight matrix for every call, which took a
+// third of batch-1 decoding's time; gemv reads it once.
+func (l *Linear) gemv(x *ts.Tensor) *ts.Tensor {
+	sh := size(x)
+	var s scope
+	defer s.Drop()
+	v := s.Op(x.Reshape([]int64{sh[len(sh)-1]}, false)) // [in]
+	y := s.Op(l.Weight.Mv(v, false))                    // [out]
+	if l.Bias != nil {
+		y = s.Op(y.Add(l.Bias, false))
+	}
+	out := append(append([]int64(nil), sh[:len(sh)-1]...), size(l.Weight)[0])
+	return must(y.Reshape(out, false)) // [..., out]
 }
