@@ -42,9 +42,9 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 		return err
 	}
 	defer criticOpt.Drop()
-	sc := starpo.DefaultStepConfig()
-	sc.FilterRatio, sc.MiniBatch, sc.MicroBatch = 1, 0, o.MicroBatch
-	t := &starpo.Trainer{Cfg: sc, Actor: r.m, Critic: critic, Tok: r.tok, Envs: mgr, ActorOpt: actorOpt, CriticOpt: criticOpt}
+	a := &cfg.Algorithm
+	a.FilterRatio, a.PPOMiniBatch, a.MicroBatch = 1, 0, o.MicroBatch
+	t := &starpo.Trainer{Cfg: cfg, Actor: r.m, Critic: critic, Tok: r.tok, Envs: mgr, ActorOpt: actorOpt, CriticOpt: criticOpt}
 
 	r.o.logf("update: critic values of %d trajectories", len(trajs))
 	t0 := time.Now()
@@ -63,7 +63,7 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 		actorF += TrainFLOPs(r.m.Cfg, n, trained[i])
 		criticF += TrainFLOPs(r.m.Cfg, n, 0) + CriticHeadFLOPs(r.m.Cfg, n)
 	}
-	req := r.batchRequest(bb, sc, cfg)
+	req := r.batchRequest(bb, cfg)
 
 	// The baseline's critic starts from our freshly drawn score head.
 	scoreW, scoreB := model.Float32s(critic.Score.Weight), model.Float32s(critic.Score.Bias)
@@ -87,7 +87,7 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 		if err := t.BenchWarmUp(bb, side.critic); err != nil {
 			return err
 		}
-		res := Result{Name: side.name, Label: side.label, Batch: bb.Rows, Tokens: tokens * max(1, sc.Epochs), FLOPs: side.flops * float64(max(1, sc.Epochs))}
+		res := Result{Name: side.name, Label: side.label, Batch: bb.Rows, Tokens: tokens * max(1, a.PPOEpochs), FLOPs: side.flops * float64(max(1, a.PPOEpochs))}
 		// The mean gradient norm before clipping of the first update on
 		// each side: equal (to fp32 rounding) when both compute the same
 		// loss from the same weights.
@@ -138,13 +138,14 @@ func rowCounts(bb *starpo.BenchBatch) (lengths, trained []int) {
 // batchRequest is the batch and the update's settings as the baseline
 // takes them (it implements StarPO's token-mean aggregation, the only one
 // the benchmark uses).
-func (r *runner) batchRequest(bb *starpo.BenchBatch, sc starpo.StepConfig, cfg config.Config) map[string]any {
+func (r *runner) batchRequest(bb *starpo.BenchBatch, cfg config.Config) map[string]any {
+	a := cfg.Algorithm
 	return map[string]any{
 		"rows": bb.Rows, "length": bb.Length, "ids": bb.IDs, "attn": bb.Attn,
 		"resp": bb.Resp, "old_logp": bb.OldLogProbs, "adv": bb.Advantages, "returns": bb.Returns, "old_values": bb.OldValues,
-		"micro_batch": sc.MicroBatch, "mini_batch": sc.MiniBatch, "epochs": sc.Epochs,
-		"clip_low": sc.ClipLow, "clip_high": sc.ClipHigh, "clip_c": sc.ClipC, "entropy_coef": sc.EntropyCoef,
-		"value_clip": sc.ValueClip, "grad_clip": sc.GradClip, "critic_grad_clip": sc.CriticGradClip,
+		"micro_batch": a.MicroBatch, "mini_batch": a.PPOMiniBatch, "epochs": a.PPOEpochs,
+		"clip_low": a.ClipLow, "clip_high": a.ClipHigh, "clip_c": a.ClipC, "entropy_coef": a.EntropyCoef,
+		"value_clip": a.ValueClip, "grad_clip": cfg.Actor.GradClip, "critic_grad_clip": cfg.Critic.GradClip,
 		"actor_lr": cfg.Actor.LR, "critic_lr": cfg.Critic.LR, "weight_decay": cfg.Actor.WeightDecay,
 	}
 }

@@ -239,10 +239,10 @@ func TestGRPOOutcome(t *testing.T) {
 // positions.
 func TestNormalizeScoresAsGRPO(t *testing.T) {
 	for _, m := range []struct {
-		method string
+		method advantage.RewardNorm
 		suffix string
 	}{{advantage.NormMeanStd, "groups/std"}, {advantage.NormMean, "groups/nostd"}} {
-		d := &maxDiff{t: t, what: "NormalizeScores " + m.method, tol: tolerance["float64"]}
+		d := &maxDiff{t: t, what: "NormalizeScores " + string(m.method), tol: tolerance["float64"]}
 		for _, c := range grpoCases() {
 			if len(c.mask) < 2 {
 				continue // a batch of one is a group of one: TestNormalizeScoresSingleton
@@ -264,7 +264,7 @@ func TestNormalizeScoresAsGRPO(t *testing.T) {
 // singleton uids after RAGEN has normalised.
 func TestNormalizeScoresSingleton(t *testing.T) {
 	for _, m := range []struct {
-		method string
+		method advantage.RewardNorm
 		norm   bool
 		scale  float64
 	}{{advantage.NormMeanStd, true, 1 / (1 + 1e-6)}, {advantage.NormMean, false, 1}} {
@@ -272,7 +272,7 @@ func TestNormalizeScoresSingleton(t *testing.T) {
 		verlAnswer(t, fmt.Sprintf("grpo/singleton/norm=%v", m.norm), &v)
 		want := nums(v.Advantages)
 		got := normalizedAdvantages(t, singleton.rewards, singleton.mask, singleton.groups, m.method)
-		d := &maxDiff{t: t, what: "NormalizeScores singleton " + m.method, tol: grpoTol}
+		d := &maxDiff{t: t, what: "NormalizeScores singleton " + string(m.method), tol: grpoTol}
 		last := len(got) - 1 // the singleton row
 		d.matrix("others", got[:last], want[:last], nil)
 		for j, w := range singleton.mask[last] {
@@ -304,7 +304,7 @@ func rowSum(x []float64) float64 {
 
 // normalizedAdvantages is NormalizeScores of the row sums, broadcast over
 // the trained positions.
-func normalizedAdvantages(t *testing.T, rewards, mask [][]float64, groups []int, method string) [][]float64 {
+func normalizedAdvantages(t *testing.T, rewards, mask [][]float64, groups []int, method advantage.RewardNorm) [][]float64 {
 	t.Helper()
 	scores := make([]float64, len(rewards))
 	for b, row := range rewards {

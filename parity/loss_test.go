@@ -389,12 +389,12 @@ func TestValueLoss(t *testing.T) {
 }
 
 // klKinds are every kl_penalty name ragen-go accepts.
-var klKinds = []string{loss.KLK1, "k1", loss.KLAbs, loss.KLMSE, "k2", loss.KLLowVar, "k3"}
+var klKinds = []loss.KLType{loss.KLK1, "k1", loss.KLAbs, loss.KLMSE, "k2", loss.KLLowVar, "k3"}
 
 type klCase struct {
 	name            string
 	logp, ref, mask [][]float64
-	kind            string
+	kind            loss.KLType
 	mode            loss.AggMode
 }
 
@@ -506,7 +506,7 @@ func TestKLUnsupported(t *testing.T) {
 	if plus.NotImplemented || plus.KL == nil {
 		t.Error(`verl no longer implements kl_penalty "k3+": update the note`)
 	}
-	for _, kind := range []string{"full", "k3+"} {
+	for _, kind := range []loss.KLType{"full", "k3+"} {
 		if _, err := loss.KL(tensor(t, [][]float64{{-1}}, "float32"), tensor(t, [][]float64{{-1}}, "float32"), kind); err == nil {
 			t.Errorf("loss.KL accepts %q", kind)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/ragen-go/ragen/model"
 )
 
-// Autocast modes of the updates (StepConfig.Autocast).
+// Autocast modes of the updates (config.Algorithm.Autocast).
 const (
 	AutocastOff  = ""     // the updates run in the models' own dtype
 	AutocastBF16 = "bf16" // bf16 forward and backward, fp32 master weights
@@ -23,7 +23,7 @@ var autocastOnCPU = false
 // checkDevicePaths refuses, before any work, the CUDA-only paths a run on
 // another device asks for: CUDA-graph decoding and the bf16 autocast.
 func (t *Trainer) checkDevicePaths() error {
-	if t.Cfg.Gen.CUDAGraphs {
+	if t.Cfg.Rollout.CUDAGraphs {
 		// The decoder's own check (a CUDA device and a build with the shim).
 		if err := cudagraph.Available(t.Actor.Device); err != nil {
 			return fmt.Errorf("rollout.cuda_graphs: %w: set rollout.cuda_graphs false (rollout.static_cache alone runs anywhere)", err)
@@ -34,12 +34,12 @@ func (t *Trainer) checkDevicePaths() error {
 
 // checkAutocast refuses an autocast the trainer cannot do, before any work.
 func (t *Trainer) checkAutocast() error {
-	switch t.Cfg.Autocast {
+	switch t.Cfg.Algorithm.Autocast {
 	case AutocastOff:
 		return nil
 	case AutocastBF16:
 	default:
-		return fmt.Errorf("algorithm.autocast %q is not off (\"\") or bf16", t.Cfg.Autocast)
+		return fmt.Errorf("algorithm.autocast %q is not off (\"\") or bf16", t.Cfg.Algorithm.Autocast)
 	}
 	if dev := t.Actor.Device; !dev.IsCuda() && !autocastOnCPU {
 		return fmt.Errorf("algorithm.autocast bf16 runs the updates on a CUDA device only; the actor is on the CPU (bf16 matmuls are slower than fp32 there, and the CPU path stays exact): leave algorithm.autocast off")
@@ -68,7 +68,7 @@ func criticDType(t *Trainer) gotch.DType {
 // reach the actor's fp32 weights (model.AutocastCausalLM), made afresh per
 // micro-batch because an optimiser step changes the masters.
 func (t *Trainer) actorForUpdate() (*model.CausalLM, func(), error) {
-	if t.Cfg.Autocast == AutocastOff {
+	if t.Cfg.Algorithm.Autocast == AutocastOff {
 		return t.Actor, func() {}, nil
 	}
 	c, err := model.AutocastCausalLM(t.Actor, gotch.BFloat16)
@@ -80,7 +80,7 @@ func (t *Trainer) actorForUpdate() (*model.CausalLM, func(), error) {
 
 // criticForUpdate is actorForUpdate for the critic.
 func (t *Trainer) criticForUpdate() (*model.ValueModel, func(), error) {
-	if t.Cfg.Autocast == AutocastOff {
+	if t.Cfg.Algorithm.Autocast == AutocastOff {
 		return t.Critic, func() {}, nil
 	}
 	c, err := model.AutocastValueModel(t.Critic, gotch.BFloat16)

@@ -26,7 +26,7 @@ func TestTrainerStepAutocastMatchesFP32(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := newTinyTrainer(t, dir, 2, 3, 2)
-	tr.Cfg.Autocast = AutocastBF16
+	tr.Cfg.Algorithm.Autocast = AutocastBF16
 	autocastOnCPU = true
 	defer func() { autocastOnCPU = false }()
 	got, err := tr.Step(0)
@@ -60,16 +60,16 @@ func TestTrainerStepAutocastMatchesFP32(t *testing.T) {
 // work, with a sentence naming the key.
 func TestDevicePathsRefusedOnCPU(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 1, 2, 1)
-	tr.Cfg.Autocast = AutocastBF16
+	tr.Cfg.Algorithm.Autocast = AutocastBF16
 	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "algorithm.autocast bf16 runs the updates on a CUDA device only") {
 		t.Fatalf("autocast on the CPU: %v", err)
 	}
-	tr.Cfg.Autocast = "fp8"
+	tr.Cfg.Algorithm.Autocast = "fp8"
 	if err := tr.checkDevicePaths(); err == nil || !strings.Contains(err.Error(), `algorithm.autocast "fp8"`) {
 		t.Fatalf("autocast fp8: %v", err)
 	}
-	tr.Cfg.Autocast = AutocastOff
-	tr.Cfg.Gen.CUDAGraphs = true
+	tr.Cfg.Algorithm.Autocast = AutocastOff
+	tr.Cfg.Rollout.CUDAGraphs = true
 	if err := tr.checkDevicePaths(); err == nil || !strings.Contains(err.Error(), "rollout.cuda_graphs") {
 		t.Fatalf("CUDA graphs on the CPU: %v", err)
 	}
@@ -84,7 +84,7 @@ func TestTrainerStepStaticCache(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr := newTinyTrainer(t, dir, 2, 3, 2)
-	tr.Cfg.Gen.StaticCache = true
+	tr.Cfg.Rollout.StaticCache = true
 	got, err := tr.Step(0)
 	if err != nil {
 		t.Fatal(err)

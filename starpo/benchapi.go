@@ -72,14 +72,14 @@ func (t *Trainer) BenchWarmUp(bb *BenchBatch, critic bool) (err error) {
 	defer torchrt.Catch(&err, "update warm-up")
 	var s torchrt.Scope
 	defer s.Drop()
-	mb := span{0, min(max(1, t.Cfg.MicroBatch), bb.Rows)}
+	mb := span{0, min(max(1, t.Cfg.Algorithm.MicroBatch), bb.Rows)}
 	if critic {
 		v := s.Op(t.Critic.Values(inputs(bb.b, mb, t.Critic.Device, t.Critic.DType, &s)))
 		torchrt.Check(s.Op(v.Sum(gotch.Float, false)).Backward())
 		return t.CriticOpt.ZeroGrad()
 	}
 	ids, attn, resp := bb.b.microTensors(mb, t.Actor.Device, &s)
-	sc, err := t.Actor.ScoreForTraining(ids, attn, resp, t.Cfg.ChunkRows)
+	sc, err := t.Actor.ScoreForTraining(ids, attn, resp, t.Cfg.Algorithm.LMHeadChunk)
 	if err != nil {
 		return err
 	}

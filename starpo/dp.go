@@ -107,9 +107,9 @@ func (t *Trainer) allReduceGrads(params []model.Param) error {
 // pieces are MiniBatch rows each, as before.
 func (t *Trainer) miniBatches(localB, globalB int) []span {
 	if t.Dist == nil {
-		return split(0, localB, t.Cfg.MiniBatch)
+		return split(0, localB, t.Cfg.Algorithm.PPOMiniBatch)
 	}
-	steps := len(split(0, globalB, t.Cfg.MiniBatch))
+	steps := len(split(0, globalB, t.Cfg.Algorithm.PPOMiniBatch))
 	out := make([]span, steps)
 	for k := range out {
 		out[k] = span{k * localB / steps, (k + 1) * localB / steps}

@@ -2,6 +2,7 @@ package starpo
 
 import (
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 )
@@ -14,6 +15,17 @@ type GenOptions struct {
 	Stop      []string // stop once the text ends with one of these (e.g. "</answer>")
 	// StaticCache and CUDAGraphs choose the decode path (model.GenerateOptions).
 	StaticCache, CUDAGraphs bool
+}
+
+// genOptions are cfg's rollout sampling settings at temperature (the
+// training or the validation one); a turn stops at "</answer>".
+func genOptions(cfg config.Config, temperature float64) GenOptions {
+	r := cfg.Rollout
+	return GenOptions{
+		Sampling:  model.Sampling{Temperature: temperature, TopP: r.TopP, TopK: r.TopK},
+		MaxTokens: r.ResponseLength, Seed: cfg.Seed, Stop: []string{"</answer>"},
+		StaticCache: r.StaticCache, CUDAGraphs: r.CUDAGraphs,
+	}
 }
 
 // NewGenerator returns a rollout.Generator that samples with the policy:

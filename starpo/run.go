@@ -17,8 +17,8 @@ import (
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/report"
+	"github.com/ragen-go/ragen/starpo/advantage"
 	"github.com/ragen-go/ragen/starpo/config"
-	"github.com/ragen-go/ragen/starpo/loss"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
@@ -55,7 +55,7 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 	if err != nil {
 		return nil, err
 	}
-	t := &Trainer{Cfg: stepConfig(cfg), Actor: actor, Tok: tok, Dist: comm}
+	t := &Trainer{Cfg: cfg, Actor: actor, Tok: tok, Dist: comm}
 	if err := t.checkDevicePaths(); err != nil {
 		actor.Drop()
 		return nil, err
@@ -66,7 +66,7 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 	if t.CriticLR, err = optim.NewSchedule(cfg.Critic.LR, cfg.Critic.WarmupSteps, cfg.Critic.WarmupRatio, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("critic: %w", err)
 	}
-	if cfg.Algorithm.UseKLLoss || cfg.Algorithm.KLInReward {
+	if cfg.Algorithm.UseKLLoss || cfg.Algorithm.UseKLInReward {
 		// The reference is the starting policy, frozen: a second copy of
 		// the weights, never trained (verl's ref worker).
 		if t.Ref, err = model.LoadCausalLM(modelDir, opt); err != nil {
@@ -79,7 +79,7 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 	if t.ActorOpt, err = optim.NewAdamW(actor.Params(), optimOptions(cfg.Actor)); err != nil {
 		return nil, fmt.Errorf("actor optimiser: %w", err)
 	}
-	if cfg.Algorithm.AdvEstimator == "gae" {
+	if cfg.Algorithm.AdvEstimator == advantage.EstimatorGAE {
 		if t.Critic, err = model.LoadValueModel(modelDir, opt, cfg.Seed); err != nil {
 			return nil, err
 		}
@@ -118,24 +118,6 @@ func rolloutConfig(c config.Config, e config.Envs, seed int64) rollout.Config {
 	rc.FormatPenalty, rc.MaxContextWindow = c.Agent.FormatPenalty, c.Agent.MaxContextWindow
 	rc.Shaping = rollout.Shaping(c.Shaping)
 	return rc
-}
-
-func stepConfig(c config.Config) StepConfig {
-	s := DefaultStepConfig()
-	a := c.Algorithm
-	s.Gen.Sampling = model.Sampling{Temperature: c.Rollout.Temperature, TopP: c.Rollout.TopP, TopK: c.Rollout.TopK}
-	s.Gen.MaxTokens, s.Gen.Seed = c.Rollout.ResponseLength, c.Seed
-	s.Gen.StaticCache, s.Gen.CUDAGraphs = c.Rollout.StaticCache, c.Rollout.CUDAGraphs
-	s.AdvEstimator, s.RewardNorm, s.FilterRatio, s.FilterMode = a.AdvEstimator, a.RewardNorm, a.FilterRatio, a.FilterType
-	s.FilterPerTag = a.FilterPerTag
-	s.Gamma, s.Lambda, s.ClipLow, s.ClipHigh, s.ClipC = a.Gamma, a.Lambda, a.ClipLow, a.ClipHigh, a.ClipC
-	s.ValueClip, s.EntropyCoef, s.AggMode = a.ValueClip, a.EntropyCoef, loss.AggMode(a.LossAggMode)
-	s.MicroBatch, s.ChunkRows, s.GradClip, s.CriticGradClip = a.MicroBatch, a.LMHeadChunk, c.Actor.GradClip, c.Critic.GradClip
-	s.MiniBatch, s.Epochs, s.UseTurnScores = a.MiniBatch, a.Epochs, a.TurnScores
-	s.UseKLLoss, s.KLLossCoef, s.KLLossType = a.UseKLLoss, a.KLLossCoef, a.KLLossType
-	s.UseKLInReward, s.KLCoef, s.KLPenalty = a.KLInReward, a.KLCoef, a.KLPenalty
-	s.Autocast = a.Autocast
-	return s
 }
 
 // Execute trains from the latest checkpoint (when resume) or from the
@@ -189,7 +171,7 @@ func (r *Run) Execute(resume bool) error {
 		}
 	}
 	r.Trainer.OnRollout = func(step int, trajs []rollout.Trajectory) error {
-		if !comm.Main() || r.Cfg.TrajEvery == 0 || (step+1)%r.Cfg.TrajEvery != 0 && step+1 != r.Cfg.Steps {
+		if !comm.Main() || r.Cfg.TrajectoriesEvery == 0 || (step+1)%r.Cfg.TrajectoriesEvery != 0 && step+1 != r.Cfg.Steps {
 			return nil
 		}
 		return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
@@ -496,9 +478,7 @@ func validationRollout(actor *model.CausalLM, tok *tokenizer.Tokenizer, mgr *rol
 	if err := mgr.Reset(cfg.ValSeed); err != nil {
 		return nil, nil, err
 	}
-	g := stepConfig(cfg).Gen
-	g.Sampling.Temperature = cfg.Rollout.ValTemperature
-	gen, release := NewGenerator(actor, tok, g)
+	gen, release := NewGenerator(actor, tok, genOptions(cfg, cfg.Rollout.ValTemperature))
 	defer release()
 	if bar != "" {
 		gen = withTurnBar(gen, bar, cfg.Agent.MaxTurn)

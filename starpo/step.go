@@ -8,61 +8,17 @@ import (
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo/advantage"
-	"github.com/ragen-go/ragen/starpo/loss"
+	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 )
 
-// StepConfig holds the algorithm settings of one StarPO(-S) PPO step.
-type StepConfig struct {
-	Gen            GenOptions   // rollout sampling
-	AdvEstimator   string       // "gae" (PPO with the critic) or "grpo" (no critic)
-	RewardNorm     string       // score normalisation per initial state: identity, mean, mean_std, asym_clip
-	UseTurnScores  bool         // each turn's reward on its own <|im_end|>; no penalty, shaping or normalisation
-	FilterRatio    float64      // StarPO-S: keep this share of groups (1 = all)
-	FilterMode     string       // "std" (highest in-group std) or "std_rev"
-	FilterPerTag   bool         // rank each environment tag's groups on their own (FilterGroupsByTag)
-	Gamma          float64      // GAE discount
-	Lambda         float64      // GAE λ
-	ClipLow        float64      // ε_low
-	ClipHigh       float64      // ε_high (clip-higher)
-	ClipC          float64      // dual-clip bound
-	ValueClip      float64      // critic value clipping
-	EntropyCoef    float64      // entropy bonus
-	UseKLLoss      bool         // add KLLossCoef·agg(KL(π‖π_ref)) to the actor loss
-	KLLossCoef     float64      // kl_loss_coef
-	KLLossType     string       // estimator of the KL loss: kl (k1), abs, mse (k2), low_var_kl (k3)
-	UseKLInReward  bool         // subtract KLCoef·KL(π_old‖π_ref) from the token rewards
-	KLCoef         float64      // kl_ctrl.kl_coef (fixed controller)
-	KLPenalty      string       // estimator of the in-reward KL
-	AggMode        loss.AggMode // loss aggregation
-	MiniBatch      int          // training rows per optimiser step (ppo_mini_batch_size): trajectories, or turns under a context window; 0 = all kept
-	Epochs         int          // passes over the kept trajectories (ppo_epochs)
-	MicroBatch     int          // training rows per forward/backward
-	GradClip       float64      // actor's global gradient-norm clip
-	CriticGradClip float64      // critic's
-	ChunkRows      int          // lm-head chunk for training scores
-	Autocast       string       // AutocastOff or AutocastBF16 (CUDA only: bf16 updates over fp32 master weights)
-}
-
-// DefaultStepConfig is StarPO-S with RAGEN's defaults (spec §1.3, §9.11).
-func DefaultStepConfig() StepConfig {
-	return StepConfig{
-		Gen:          GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 400, Stop: []string{"</answer>"}},
-		AdvEstimator: "gae", RewardNorm: advantage.NormIdentity,
-		FilterRatio: 0.25, FilterMode: advantage.FilterStd, Gamma: 1, Lambda: 1,
-		ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001,
-		KLLossCoef: 0, KLLossType: loss.KLK1, KLCoef: 0, KLPenalty: loss.KLK1,
-		AggMode: loss.TokenMean, MiniBatch: 32, Epochs: 1, MicroBatch: 1, GradClip: 1, CriticGradClip: 1,
-	}
-}
-
 // Trainer runs PPO steps of StarPO: with the critic (GAE), or critic-free
 // with GRPO (Critic and CriticOpt nil). Ref, when set, is the frozen
 // reference policy the KL terms are measured against.
 type Trainer struct {
-	Cfg       StepConfig
+	Cfg       config.Config // the run's settings: Algorithm, Rollout's sampling, Actor and Critic's gradient clips
 	Actor     *model.CausalLM
 	Critic    *model.ValueModel
 	Ref       *model.CausalLM
@@ -99,7 +55,7 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	if err := t.Envs.Reset(rc.TrainSeed(step)); err != nil {
 		return nil, err
 	}
-	gen := t.Cfg.Gen
+	gen := genOptions(t.Cfg, t.Cfg.Rollout.Temperature)
 	gen.Seed += int64(step) * 1_000_003
 	generate, release := NewGenerator(t.Actor, t.Tok, gen)
 	local, _, err := t.Envs.Run(generate)
@@ -134,10 +90,10 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 
 	t1 := time.Now()
 	var refLogp [][]float64
-	if t.Ref != nil && (t.Cfg.UseKLLoss || t.Cfg.UseKLInReward) {
+	if t.Ref != nil && (t.Cfg.Algorithm.UseKLLoss || t.Cfg.Algorithm.UseKLInReward) {
 		refLogp = t.refLogProbs(b)
 		met["timing_s/ref"] = time.Since(t1).Seconds()
-		if t.Cfg.UseKLInReward {
+		if t.Cfg.Algorithm.UseKLInReward {
 			if err := t.klInReward(b, refLogp, rewards, met); err != nil {
 				return nil, err
 			}
@@ -166,12 +122,12 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	met["timing_s/adv"] = time.Since(t2).Seconds()
 
 	// Throughput of the whole job: every rank's tokens over this rank's time.
-	tokens := float64(b.tokens() * max(1, t.Cfg.Epochs))
+	tokens := float64(b.tokens() * max(1, t.Cfg.Algorithm.PPOEpochs))
 	if err := t.Dist.Sum("token count", &tokens); err != nil {
 		return nil, err
 	}
 	var updS float64
-	if t.Cfg.AdvEstimator == "gae" {
+	if t.Cfg.Algorithm.AdvEstimator == advantage.EstimatorGAE {
 		t3 := time.Now()
 		if err := t.updateCritic(step, b, oldV, returns, met); err != nil {
 			return nil, err
@@ -198,20 +154,20 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 // coordinates: GRPO's, or GAE's on the critic's values (oldV, nil for GRPO)
 // with the advantages whitened over every rank's batch.
 func (t *Trainer) advantages(rewards [][]float64, b *batch) (adv, returns, oldV [][]float64, err error) {
-	switch t.Cfg.AdvEstimator {
-	case "grpo":
+	switch t.Cfg.Algorithm.AdvEstimator {
+	case advantage.EstimatorGRPO:
 		adv, returns = advantage.GRPOOutcome(rewards, b.resp)
 		return adv, returns, nil, nil
-	case "gae":
+	case advantage.EstimatorGAE:
 		if t.Critic == nil {
 			return nil, nil, nil, fmt.Errorf("advantage estimator gae needs the critic")
 		}
 		oldV = t.values(b)
-		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Gamma, t.Cfg.Lambda)
+		adv, returns = advantage.GAE(rewards, oldV, b.resp, t.Cfg.Algorithm.Gamma, t.Cfg.Algorithm.Lambda)
 		adv, err = advantage.WhitenMaskedAcross(adv, b.resp, t.sum("advantage whitening"))
 		return adv, returns, oldV, err
 	}
-	return nil, nil, nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.AdvEstimator)
+	return nil, nil, nil, fmt.Errorf("advantage estimator %q is not gae or grpo", t.Cfg.Algorithm.AdvEstimator)
 }
 
 // selectKept normalises the scores, applies the StarPO-S filter and places
@@ -224,26 +180,26 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, met map[string]flo
 	scores, groups := make([]float64, len(all)), make([]int, len(all))
 	for i, tr := range all {
 		scores[i], groups[i] = tr.Score, tr.GroupID
-		if t.Cfg.UseTurnScores {
+		if t.Cfg.Algorithm.UseTurnScores {
 			scores[i] = sum(tr.TurnRewards)
 		}
 	}
 	var err error
 	// RAGEN normalises by initial-state group before the filter sees the
 	// scores (spec §3.8 step 6), and not at all with turn scores.
-	if !t.Cfg.UseTurnScores {
-		if scores, err = advantage.NormalizeScores(scores, groups, t.Cfg.RewardNorm); err != nil {
+	if !t.Cfg.Algorithm.UseTurnScores {
+		if scores, err = advantage.NormalizeScores(scores, groups, t.Cfg.Algorithm.RewardNorm); err != nil {
 			return nil, nil, err
 		}
 	}
 	var tags []string // nil: RAGEN's one ranking of the whole batch
-	if t.Cfg.FilterPerTag && rc.GroupSize > 0 {
+	if t.Cfg.Algorithm.FilterPerTag && rc.GroupSize > 0 {
 		tags = make([]string, len(all)/rc.GroupSize)
 		for g := range tags {
 			tags[g] = all[g*rc.GroupSize].Tag
 		}
 	}
-	keep, fs, err := advantage.FilterGroupsByTag(scores, rc.GroupSize, t.Cfg.FilterRatio, t.Cfg.FilterMode, tags)
+	keep, fs, err := advantage.FilterGroupsByTag(scores, rc.GroupSize, t.Cfg.Algorithm.FilterRatio, t.Cfg.Algorithm.FilterType, tags)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -268,7 +224,7 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, met map[string]flo
 	for i := range rows {
 		tr := kept[owner[i]]
 		switch {
-		case !t.Cfg.UseTurnScores:
+		case !t.Cfg.Algorithm.UseTurnScores:
 			// A turn in its own window carries the episode's score too: with
 			// γ = λ = 1 its advantages are then the same R − V as in the
 			// whole episode.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/model/modeltest"
+	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
@@ -66,9 +67,11 @@ func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer 
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := DefaultStepConfig()
-	sc.Gen.MaxTokens, sc.FilterRatio, sc.MicroBatch, sc.ChunkRows = 6, 0.5, 2, 64
-	return &Trainer{Cfg: sc, Actor: actor, Critic: critic, Tok: tok, Envs: mgr, ActorOpt: aopt, CriticOpt: copt}
+	cfg := config.Default()
+	cfg.Seed = 0 // the rollouts' sampling seed
+	cfg.Rollout.ResponseLength = 6
+	cfg.Algorithm.FilterRatio, cfg.Algorithm.MicroBatch, cfg.Algorithm.LMHeadChunk = 0.5, 2, 64
+	return &Trainer{Cfg: cfg, Actor: actor, Critic: critic, Tok: tok, Envs: mgr, ActorOpt: aopt, CriticOpt: copt}
 }
 
 func TestTrainerStep(t *testing.T) {
@@ -162,7 +165,7 @@ func TestCheckpointResume(t *testing.T) {
 func TestTrainerStepGRPO(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 3, 1)
 	tr.Critic, tr.CriticOpt = nil, nil
-	tr.Cfg.AdvEstimator, tr.Cfg.RewardNorm, tr.Cfg.FilterRatio = "grpo", "mean_std", 1
+	tr.Cfg.Algorithm.AdvEstimator, tr.Cfg.Algorithm.RewardNorm, tr.Cfg.Algorithm.FilterRatio = "grpo", "mean_std", 1
 	met, err := tr.Step(0)
 	if err != nil {
 		t.Fatal(err)
@@ -184,7 +187,7 @@ func TestCheckpointGRPO(t *testing.T) {
 	grpo := func() *Trainer {
 		tr := newTinyTrainer(t, dir, 2, 2, 1)
 		tr.Critic, tr.CriticOpt = nil, nil
-		tr.Cfg.AdvEstimator, tr.Cfg.RewardNorm, tr.Cfg.FilterRatio = "grpo", "mean_std", 1
+		tr.Cfg.Algorithm.AdvEstimator, tr.Cfg.Algorithm.RewardNorm, tr.Cfg.Algorithm.FilterRatio = "grpo", "mean_std", 1
 		return tr
 	}
 	a := grpo()

@@ -46,12 +46,12 @@ func (t *Trainer) optimiserSteps(b *batch, opt *optim.AdamW, clip float64, fn fu
 	if err := t.Dist.Sum("batch size", &globalB); err != nil {
 		return nil, 0, err
 	}
-	for range max(1, t.Cfg.Epochs) {
+	for range max(1, t.Cfg.Algorithm.PPOEpochs) {
 		for _, mini := range t.miniBatches(b.B, int(globalB)) {
 			if err := opt.ZeroGrad(); err != nil {
 				return nil, 0, err
 			}
-			micro := split(mini.lo, mini.hi, max(1, t.Cfg.MicroBatch))
+			micro := split(mini.lo, mini.hi, max(1, t.Cfg.Algorithm.MicroBatch))
 			n := float64(len(micro))
 			if err := t.Dist.Sum("micro-batch count", &n); err != nil {
 				return nil, 0, err
@@ -105,7 +105,7 @@ func inputs(b *batch, mb span, dev gotch.Device, dt gotch.DType, s *torchrt.Scop
 func (t *Trainer) values(b *batch) [][]float64 {
 	out := make([][]float64, 0, b.B)
 	torchrt.Check(torchrt.NoGrad(func() error {
-		for _, mb := range split(0, b.B, max(1, t.Cfg.MicroBatch)) {
+		for _, mb := range split(0, b.B, max(1, t.Cfg.Algorithm.MicroBatch)) {
 			func() {
 				var s torchrt.Scope
 				defer s.Drop()
@@ -123,12 +123,12 @@ func (t *Trainer) values(b *batch) [][]float64 {
 // policy, on the trained positions only.
 func (t *Trainer) refLogProbs(b *batch) [][]float64 {
 	out := make([][]float64, 0, b.B)
-	for _, mb := range split(0, b.B, max(1, t.Cfg.MicroBatch)) {
+	for _, mb := range split(0, b.B, max(1, t.Cfg.Algorithm.MicroBatch)) {
 		func() {
 			var s torchrt.Scope
 			defer s.Drop()
 			ids, attn, only := b.microTensors(mb, t.Ref.Device, &s)
-			sc, err := t.Ref.Score(ids, attn, model.ScoreOptions{ChunkRows: t.Cfg.ChunkRows, Only: only})
+			sc, err := t.Ref.Score(ids, attn, model.ScoreOptions{ChunkRows: t.Cfg.Algorithm.LMHeadChunk, Only: only})
 			torchrt.Check(err)
 			defer sc.Drop()
 			out = append(out, toRows(sc.LogProbs)...)
@@ -146,19 +146,19 @@ func (t *Trainer) klInReward(b *batch, refLogp, rewards [][]float64, met map[str
 	dev := gotch.CPU
 	old := s.Keep(floatRows(b.oldLogp, 0, b.B, dev))
 	ref := s.Keep(floatRows(refLogp, 0, b.B, dev))
-	kl := toRows(s.Op(loss.KL(old, ref, t.Cfg.KLPenalty)))
+	kl := toRows(s.Op(loss.KL(old, ref, t.Cfg.Algorithm.KLPenalty)))
 	var total, n float64
 	for i := range rewards {
 		for j, m := range b.resp[i] {
 			if m == 0 {
 				continue
 			}
-			rewards[i][j] -= t.Cfg.KLCoef * kl[i][j]
+			rewards[i][j] -= t.Cfg.Algorithm.KLCoef * kl[i][j]
 			total += kl[i][j]
 			n++
 		}
 	}
-	met["actor/reward_kl_penalty"], met["actor/reward_kl_penalty_coeff"] = total/math.Max(n, 1), t.Cfg.KLCoef
+	met["actor/reward_kl_penalty"], met["actor/reward_kl_penalty_coeff"] = total/math.Max(n, 1), t.Cfg.Algorithm.KLCoef
 	return nil
 }
 
@@ -167,7 +167,7 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 		t.CriticOpt.SetLR(t.CriticLR.LR(step))
 	}
 	var vf, clip float64
-	norms, skipped, err := t.optimiserSteps(b, t.CriticOpt, t.Cfg.CriticGradClip, func(mb span, n int) (float64, error) {
+	norms, skipped, err := t.optimiserSteps(b, t.CriticOpt, t.Cfg.Critic.GradClip, func(mb span, n int) (float64, error) {
 		var s torchrt.Scope
 		defer s.Drop()
 		critic, release, err := t.criticForUpdate()
@@ -178,7 +178,7 @@ func (t *Trainer) updateCritic(step int, b *batch, oldV, returns [][]float64, me
 		dev := critic.Device
 		v := s.Op(critic.Values(inputs(b, mb, dev, critic.DType, &s)))
 		v = s.Op(v.Narrow(1, 0, int64(b.L-1), false))
-		l, vm, err := loss.ValueLoss(v, s.Keep(floatRows(oldV, mb.lo, mb.hi, dev)), s.Keep(floatRows(returns, mb.lo, mb.hi, dev)), s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev)), t.Cfg.ValueClip, t.Cfg.AggMode)
+		l, vm, err := loss.ValueLoss(v, s.Keep(floatRows(oldV, mb.lo, mb.hi, dev)), s.Keep(floatRows(returns, mb.lo, mb.hi, dev)), s.Keep(floatRows(b.resp, mb.lo, mb.hi, dev)), t.Cfg.Algorithm.ValueClip, t.Cfg.Algorithm.LossAggMode)
 		if err != nil {
 			return 0, err
 		}
@@ -204,7 +204,7 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	if t.ActorLR.Kind != "" {
 		t.ActorOpt.SetLR(t.ActorLR.LR(step))
 	}
-	useKL := t.Cfg.UseKLLoss && refLogp != nil
+	useKL := t.Cfg.Algorithm.UseKLLoss && refLogp != nil
 	// Every rank reports every key, even one without rows this step, so
 	// the sums line up across ranks.
 	sums := map[string]float64{"actor/entropy_loss": 0}
@@ -214,7 +214,7 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 	if useKL {
 		sums["actor/kl_loss"] = 0
 	}
-	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.GradClip, func(mb span, n int) (float64, error) {
+	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.Actor.GradClip, func(mb span, n int) (float64, error) {
 		var s torchrt.Scope
 		defer s.Drop()
 		actor, release, err := t.actorForUpdate()
@@ -224,17 +224,17 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 		defer release()
 		dev := actor.Device
 		ids, attn, resp := b.microTensors(mb, dev, &s)
-		sc, err := actor.ScoreForTraining(ids, attn, resp, t.Cfg.ChunkRows)
+		sc, err := actor.ScoreForTraining(ids, attn, resp, t.Cfg.Algorithm.LMHeadChunk)
 		if err != nil {
 			return 0, err
 		}
 		defer sc.Drop()
-		pg, pm, err := loss.PolicyLoss(sc.LogProbs, s.Keep(floatRows(b.oldLogp, mb.lo, mb.hi, dev)), s.Keep(floatRows(adv, mb.lo, mb.hi, dev)), resp, t.Cfg.ClipLow, t.Cfg.ClipHigh, t.Cfg.ClipC, t.Cfg.AggMode)
+		pg, pm, err := loss.PolicyLoss(sc.LogProbs, s.Keep(floatRows(b.oldLogp, mb.lo, mb.hi, dev)), s.Keep(floatRows(adv, mb.lo, mb.hi, dev)), resp, t.Cfg.Algorithm.ClipLow, t.Cfg.Algorithm.ClipHigh, t.Cfg.Algorithm.ClipC, t.Cfg.Algorithm.LossAggMode)
 		if err != nil {
 			return 0, err
 		}
 		s.Keep(pg)
-		ent, entV, err := loss.EntropyLoss(sc.Entropy, resp, t.Cfg.AggMode)
+		ent, entV, err := loss.EntropyLoss(sc.Entropy, resp, t.Cfg.Algorithm.LossAggMode)
 		if err != nil {
 			return 0, err
 		}
@@ -245,15 +245,15 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 		sums["actor/entropy_loss"] += entV / float64(n)
 		// loss = (pg − c·H + β·KL) / n, so the micro-batches of one
 		// mini-batch add up.
-		total := s.Op(pg.Sub(s.Op(ent.MulScalar(ts.FloatScalar(t.Cfg.EntropyCoef), false)), false))
+		total := s.Op(pg.Sub(s.Op(ent.MulScalar(ts.FloatScalar(t.Cfg.Algorithm.EntropyCoef), false)), false))
 		if useKL {
-			kl, klV, err := loss.KLLoss(sc.LogProbs, s.Keep(floatRows(refLogp, mb.lo, mb.hi, dev)), resp, t.Cfg.KLLossType, t.Cfg.AggMode)
+			kl, klV, err := loss.KLLoss(sc.LogProbs, s.Keep(floatRows(refLogp, mb.lo, mb.hi, dev)), resp, t.Cfg.Algorithm.KLLossType, t.Cfg.Algorithm.LossAggMode)
 			if err != nil {
 				return 0, err
 			}
 			s.Keep(kl)
 			sums["actor/kl_loss"] += klV / float64(n)
-			total = s.Op(total.Add(s.Op(kl.MulScalar(ts.FloatScalar(t.Cfg.KLLossCoef), false)), false))
+			total = s.Op(total.Add(s.Op(kl.MulScalar(ts.FloatScalar(t.Cfg.Algorithm.KLLossCoef), false)), false))
 		}
 		lossV := float64(model.Float32s(total)[0])
 		total = s.Op(total.DivScalar(ts.FloatScalar(float64(n)), false))
@@ -278,7 +278,7 @@ func (t *Trainer) updateActor(step int, b *batch, adv, refLogp [][]float64, met 
 		met[name] = vals[i] / k
 	}
 	if useKL {
-		met["actor/kl_coef"] = t.Cfg.KLLossCoef
+		met["actor/kl_coef"] = t.Cfg.Algorithm.KLLossCoef
 	}
 	met["actor/grad_norm"], met["actor/step_skipped"], met["actor/lr"] = advantage.Mean(norms), float64(skipped), t.ActorOpt.LR()
 	return nil

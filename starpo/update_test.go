@@ -72,10 +72,10 @@ func TestTrainerKLTurnScoresEpochs(t *testing.T) {
 	t.Cleanup(ref.Drop)
 	refBefore := model.Float32s(ref.Norm.Weight)
 	tr.Ref = ref
-	c := &tr.Cfg
+	c := &tr.Cfg.Algorithm
 	c.UseTurnScores, c.UseKLLoss, c.KLLossCoef, c.UseKLInReward, c.KLCoef = true, true, 0.1, true, 0.05
 	c.KLLossType = loss.KLLowVar
-	c.FilterRatio, c.Epochs, c.MiniBatch, c.MicroBatch = 1, 2, 2, 1
+	c.FilterRatio, c.PPOEpochs, c.PPOMiniBatch, c.MicroBatch = 1, 2, 2, 1
 	for step := range 2 {
 		met, err := tr.Step(step)
 		if err != nil {

@@ -32,7 +32,7 @@ func playOnce(t *testing.T, tr *Trainer, base int64) []rollout.Trajectory {
 	if err := tr.Envs.Reset(base); err != nil {
 		t.Fatal(err)
 	}
-	gen, release := NewGenerator(tr.Actor, tr.Tok, tr.Cfg.Gen)
+	gen, release := NewGenerator(tr.Actor, tr.Tok, genOptions(tr.Cfg, tr.Cfg.Rollout.Temperature))
 	defer release()
 	trajs, _, err := tr.Envs.Run(gen)
 	if err != nil {
@@ -110,7 +110,7 @@ func TestTrainingRowsAreOnPolicy(t *testing.T) {
 func TestTrainerStepWindowed(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 2, 3)
 	withWindow(t, tr, 1)
-	tr.Cfg.FilterRatio = 1
+	tr.Cfg.Algorithm.FilterRatio = 1
 	turns := 0
 	tr.OnRollout = func(_ int, trajs []rollout.Trajectory) error {
 		for _, tj := range trajs {
@@ -153,7 +153,7 @@ func TestTrainerStepWindowed(t *testing.T) {
 func TestWindowedTurnScores(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 1, 2, 3)
 	withWindow(t, tr, 1)
-	tr.Cfg.UseTurnScores, tr.Cfg.FilterRatio = true, 1
+	tr.Cfg.Algorithm.UseTurnScores, tr.Cfg.Algorithm.FilterRatio = true, 1
 	trajs := playOnce(t, tr, 0)
 	trajs[0].TurnRewards = []float64{1, 2, 4}[:len(trajs[0].TurnRewards)]
 	rewards, b, err := tr.selectKept(trajs, trajs, map[string]float64{})

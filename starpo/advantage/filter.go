@@ -6,11 +6,24 @@ import (
 	"slices"
 )
 
-// Rollout filter types (actor_rollout_ref.rollout.rollout_filter_type).
+// FilterType is the rollout filter's ranking
+// (actor_rollout_ref.rollout.rollout_filter_type; ragen-go's
+// algorithm.filter_type).
+type FilterType string
+
+// The rollout filter types.
 const (
-	FilterStd    = "std"     // keep the groups of highest in-group std
-	FilterStdRev = "std_rev" // keep the groups of lowest in-group std
+	FilterStd    FilterType = "std"     // keep the groups of highest in-group std
+	FilterStdRev FilterType = "std_rev" // keep the groups of lowest in-group std
 )
+
+// Check says whether f is one of the filter types.
+func (f FilterType) Check() error {
+	if f != FilterStd && f != FilterStdRev {
+		return fmt.Errorf("rollout filter type %q is not one of std, std_rev", string(f))
+	}
+	return nil
+}
 
 // FilterStats are the rollout filter's metrics: per-group statistics of
 // the scores averaged over all groups, and over the kept groups only.
@@ -57,7 +70,7 @@ func (s FilterStats) Metrics() map[string]float64 {
 // boolean mask leaves the batch in; Rows expands them to trajectories.
 // Errors name the bad value: an empty batch, groupSize < 1 or not dividing
 // the batch, ratio outside (0, 1], an unknown mode, a non-finite score.
-func FilterGroups(scores []float64, groupSize int, ratio float64, mode string) (keep []int, stats FilterStats, err error) {
+func FilterGroups(scores []float64, groupSize int, ratio float64, mode FilterType) (keep []int, stats FilterStats, err error) {
 	return FilterGroupsByTag(scores, groupSize, ratio, mode, nil)
 }
 
@@ -82,7 +95,7 @@ func Rows(keep []int, groupSize int) []int {
 // scale wins every place, and the other environments stop training
 // (measured: FrozenLake trained beside SimpleSokoban fell from 0.133 to
 // 0.004). The statistics cover all groups, and the kept ones.
-func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode string, tags []string) (keep []int, stats FilterStats, err error) {
+func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode FilterType, tags []string) (keep []int, stats FilterStats, err error) {
 	switch {
 	case len(scores) == 0:
 		return nil, stats, fmt.Errorf("rollout filter: no scores")
@@ -94,8 +107,8 @@ func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode stri
 		return nil, stats, fmt.Errorf("rollout filter: %d tags for %d scores in groups of %d", len(tags), len(scores), groupSize)
 	case !(ratio > 0 && ratio <= 1):
 		return nil, stats, fmt.Errorf("rollout filter ratio %v is not in (0, 1]", ratio)
-	case mode != FilterStd && mode != FilterStdRev:
-		return nil, stats, fmt.Errorf("rollout filter type %q is not one of std, std_rev", mode)
+	case mode.Check() != nil:
+		return nil, stats, mode.Check()
 	}
 	for i, s := range scores {
 		if math.IsNaN(s) || math.IsInf(s, 0) {
@@ -133,7 +146,7 @@ func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode stri
 // topGroups returns, of groups (ascending indices), all of them at ratio
 // 1, else the max(1, ⌊ratio·len⌋) of highest std (FilterStd) or lowest
 // (FilterStdRev), ties to the lower index.
-func topGroups(groups []int, std []float64, ratio float64, mode string) []int {
+func topGroups(groups []int, std []float64, ratio float64, mode FilterType) []int {
 	if ratio >= 1 {
 		return groups
 	}

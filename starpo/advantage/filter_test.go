@@ -14,7 +14,7 @@ func TestFilterGroups(t *testing.T) {
 	h, s2 := math.Sqrt(0.5), math.Sqrt2
 	for _, tc := range []struct {
 		ratio float64
-		mode  string
+		mode  FilterType
 		keep  []int
 	}{
 		{1, FilterStd, []int{0, 1, 2, 3}},
@@ -76,7 +76,7 @@ func TestFilterGroupsTiesKeepIndexOrder(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		ratio float64
-		mode  string
+		mode  FilterType
 		first int
 	}{{0.25, FilterStd, 1}, {0.25, FilterStdRev, 0}} {
 		keep, _, err = FilterGroups(scores, 2, tc.ratio, tc.mode)
@@ -133,7 +133,7 @@ func TestFilterGroupsErrors(t *testing.T) {
 		scores []float64
 		size   int
 		ratio  float64
-		mode   string
+		mode   FilterType
 		want   string
 	}{
 		{nil, 2, 1, FilterStd, "no scores"},

@@ -5,13 +5,26 @@ import (
 	"math"
 )
 
-// Reward normalisation methods (agent_proxy.reward_normalization.method).
+// RewardNorm is a reward normalisation method
+// (agent_proxy.reward_normalization.method; ragen-go's algorithm.reward_norm).
+type RewardNorm string
+
+// The reward normalisation methods.
 const (
-	NormIdentity = "identity"  // x
-	NormMean     = "mean"      // x − mean
-	NormMeanStd  = "mean_std"  // (x − mean)/(std + 1e-6)
-	NormAsymClip = "asym_clip" // mean_std clamped to [−1, 3]
+	NormIdentity RewardNorm = "identity"  // x
+	NormMean     RewardNorm = "mean"      // x − mean
+	NormMeanStd  RewardNorm = "mean_std"  // (x − mean)/(std + 1e-6)
+	NormAsymClip RewardNorm = "asym_clip" // mean_std clamped to [−1, 3]
 )
+
+// Check says whether m is one of the methods.
+func (m RewardNorm) Check() error {
+	switch m {
+	case NormIdentity, NormMean, NormMeanStd, NormAsymClip:
+		return nil
+	}
+	return fmt.Errorf("reward normalization method %q is not one of identity, mean, mean_std, asym_clip", string(m))
+}
 
 // normStdFloor is RAGEN's threshold below which a group has no spread.
 const normStdFloor = 1e-6
@@ -33,9 +46,12 @@ const normStdFloor = 1e-6
 // normalisation unless there are fewer groups than trajectories. The result
 // is a new slice. An unknown method or a groups slice of another length is
 // an error.
-func NormalizeScores(scores []float64, groups []int, method string) ([]float64, error) {
+func NormalizeScores(scores []float64, groups []int, method RewardNorm) ([]float64, error) {
 	if len(groups) != len(scores) {
 		return nil, fmt.Errorf("normalising scores: %d group ids for %d scores", len(groups), len(scores))
+	}
+	if err := method.Check(); err != nil {
+		return nil, err
 	}
 	var norm func([]float64) []float64
 	switch method {
@@ -53,8 +69,6 @@ func NormalizeScores(scores []float64, groups []int, method string) ([]float64, 
 			}
 			return z
 		}
-	default:
-		return nil, fmt.Errorf("reward normalization method %q is not one of identity, mean, mean_std, asym_clip", method)
 	}
 	out := append([]float64(nil), scores...)
 	order, members := indexBy(groups)

@@ -15,7 +15,7 @@ func TestNormalizeScores(t *testing.T) {
 	e := 1e-6
 	r8 := math.Sqrt(8)
 	for _, tc := range []struct {
-		method string
+		method RewardNorm
 		want   []float64
 	}{
 		{NormIdentity, []float64{1, 2, 3, 5, 5, 5, 0, 4}},
@@ -27,7 +27,7 @@ func TestNormalizeScores(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRow(t, tc.method, got, tc.want, 1e-15)
+		checkRow(t, string(tc.method), got, tc.want, 1e-15)
 	}
 	if scores[0] != 1 {
 		t.Fatal("NormalizeScores wrote into its input")
@@ -62,12 +62,12 @@ func TestNormalizeScoresAsymClip(t *testing.T) {
 func TestNormalizeScoresSingletons(t *testing.T) {
 	// Every group of one (validation): unchanged whatever the method.
 	scores := []float64{0.3, -1, 7}
-	for _, m := range []string{NormMean, NormMeanStd, NormAsymClip} {
+	for _, m := range []RewardNorm{NormMean, NormMeanStd, NormAsymClip} {
 		got, err := NormalizeScores(scores, []int{4, 5, 6}, m)
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkRow(t, m+" singletons", got, scores, 0)
+		checkRow(t, string(m)+" singletons", got, scores, 0)
 	}
 	// A group of one in a batch that is normalised has no spread: 0.
 	got, err := NormalizeScores([]float64{1, 3, 7}, []int{0, 0, 1}, NormMeanStd)

@@ -1,6 +1,9 @@
-// Package config is the typed configuration of a StarPO run: RAGEN's
-// defaults (spec §1.3, §9.11), YAML presets in configs/, --set overrides,
-// unknown keys rejected, the effective config saved with the run.
+// Package config is the typed configuration of a StarPO run, the one place
+// its settings are defined: RAGEN's defaults (spec §1.3, §9.11), YAML
+// presets in configs/, --set overrides, unknown keys rejected, every value
+// validated once on loading, the effective config saved with the run. The
+// modes are the math packages' own types (advantage.Estimator, FilterType,
+// RewardNorm; loss.KLType, AggMode).
 package config
 
 import (
@@ -10,29 +13,32 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ragen-go/ragen/starpo/advantage"
+	"github.com/ragen-go/ragen/starpo/loss"
 )
 
 // Config is one training run.
 type Config struct {
-	Name      string    `yaml:"name"`               // experiment name
-	Seed      int64     `yaml:"seed"`               // training env seeds start here (RAGEN seed.train)
-	ValSeed   int64     `yaml:"val_seed"`           // fixed validation seeds start here (seed.val)
-	Steps     int       `yaml:"steps"`              // training steps (total_training_steps)
-	ValEvery  int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = only before and after
-	SaveEvery int       `yaml:"save_every"`         // checkpoint every N steps; 0 = only at the end
-	TrajEvery int       `yaml:"trajectories_every"` // write the training trajectories every N steps; 0 = never
-	DType     string    `yaml:"dtype"`              // auto, fp32, bf16, fp16
-	Device    string    `yaml:"device"`             // auto, cpu, cuda, cuda:N
-	Train     Envs      `yaml:"train"`              // training environments
-	Val       Envs      `yaml:"val"`                // validation environments
-	Agent     Agent     `yaml:"agent"`              // turn and action limits
-	Rollout   Rollout   `yaml:"rollout"`            // sampling
-	Algorithm Algorithm `yaml:"algorithm"`          // advantages and losses
-	Shaping   Shaping   `yaml:"shaping"`            // reasoning/format reward terms beyond RAGEN
-	Builtin   Builtin   `yaml:"builtin_model"`      // the small model `ragen quickstart` creates
-	SFT       SFT       `yaml:"sft"`                // supervised warm start on solver demonstrations (ragen sft)
-	Actor     Optim     `yaml:"actor"`              // actor optimiser
-	Critic    Optim     `yaml:"critic"`             // critic optimiser
+	Name              string    `yaml:"name"`               // experiment name
+	Seed              int64     `yaml:"seed"`               // training env seeds start here (RAGEN seed.train)
+	ValSeed           int64     `yaml:"val_seed"`           // fixed validation seeds start here (seed.val)
+	Steps             int       `yaml:"steps"`              // training steps (total_training_steps)
+	ValEvery          int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = only before and after
+	SaveEvery         int       `yaml:"save_every"`         // checkpoint every N steps; 0 = only at the end
+	TrajectoriesEvery int       `yaml:"trajectories_every"` // write the training trajectories every N steps; 0 = never
+	DType             string    `yaml:"dtype"`              // auto, fp32, bf16, fp16
+	Device            string    `yaml:"device"`             // auto, cpu, cuda, cuda:N
+	Train             Envs      `yaml:"train"`              // training environments
+	Val               Envs      `yaml:"val"`                // validation environments
+	Agent             Agent     `yaml:"agent"`              // turn and action limits
+	Rollout           Rollout   `yaml:"rollout"`            // sampling
+	Algorithm         Algorithm `yaml:"algorithm"`          // advantages and losses
+	Shaping           Shaping   `yaml:"shaping"`            // reasoning/format reward terms beyond RAGEN
+	Builtin           Builtin   `yaml:"builtin_model"`      // the small model `ragen quickstart` creates
+	SFT               SFT       `yaml:"sft"`                // supervised warm start on solver demonstrations (ragen sft)
+	Actor             Optim     `yaml:"actor"`              // actor optimiser
+	Critic            Optim     `yaml:"critic"`             // critic optimiser
 }
 
 // Envs is an environment group layout: n_groups[i] groups of tags[i].
@@ -105,33 +111,35 @@ type Shaping struct {
 	ThinkMaxWords     int     `yaml:"think_max_words"`     // 0 = unbounded
 }
 
-// Algorithm holds the StarPO settings.
+// Algorithm holds the StarPO settings: how a step turns a rollout into
+// advantages and losses. The trainer reads them from here (starpo.Trainer
+// holds the whole Config); each is named as in the YAML.
 type Algorithm struct {
-	AdvEstimator string  `yaml:"adv_estimator"`    // gae (PPO with critic) or grpo
-	Gamma        float64 `yaml:"gamma"`            // GAE discount
-	Lambda       float64 `yaml:"lambda"`           // GAE λ
-	RewardNorm   string  `yaml:"reward_norm"`      // identity, mean, mean_std, asym_clip (per initial state)
-	TurnScores   bool    `yaml:"use_turn_scores"`  // each turn's reward on its own turn; no penalty, shaping, normalisation
-	FilterRatio  float64 `yaml:"filter_ratio"`     // StarPO-S: share of groups kept
-	FilterType   string  `yaml:"filter_type"`      // std or std_rev
-	FilterPerTag bool    `yaml:"filter_per_tag"`   // rank each environment's groups on their own (not RAGEN: it ranks the whole batch)
-	ClipLow      float64 `yaml:"clip_low"`         // ε_low
-	ClipHigh     float64 `yaml:"clip_high"`        // ε_high
-	ClipC        float64 `yaml:"clip_c"`           // dual clip
-	ValueClip    float64 `yaml:"value_clip"`       // critic value clipping
-	EntropyCoef  float64 `yaml:"entropy_coef"`     // entropy bonus
-	LossAggMode  string  `yaml:"loss_agg_mode"`    // token-mean, seq-mean-token-mean, seq-mean-token-sum
-	MiniBatch    int     `yaml:"ppo_mini_batch"`   // training rows per optimiser step (trajectories; turns under a context window); 0 = all kept
-	Epochs       int     `yaml:"ppo_epochs"`       // passes over the kept trajectories
-	MicroBatch   int     `yaml:"micro_batch"`      // training rows per forward/backward (trajectories; turns under a context window)
-	LMHeadChunk  int     `yaml:"lm_head_chunk"`    // positions per lm-head chunk in training
-	UseKLLoss    bool    `yaml:"use_kl_loss"`      // KL to the frozen reference in the actor loss
-	KLLossCoef   float64 `yaml:"kl_loss_coef"`     // its coefficient
-	KLLossType   string  `yaml:"kl_loss_type"`     // kl (k1), abs, mse (k2), low_var_kl (k3)
-	KLInReward   bool    `yaml:"use_kl_in_reward"` // KL to the reference subtracted from the token rewards
-	KLCoef       float64 `yaml:"kl_coef"`          // its (fixed) coefficient
-	KLPenalty    string  `yaml:"kl_penalty"`       // its estimator
-	Autocast     string  `yaml:"autocast"`         // "" (off) or bf16: bf16 updates over fp32 master weights (CUDA only)
+	AdvEstimator  advantage.Estimator  `yaml:"adv_estimator"`    // gae (PPO with critic) or grpo
+	Gamma         float64              `yaml:"gamma"`            // GAE discount
+	Lambda        float64              `yaml:"lambda"`           // GAE λ
+	RewardNorm    advantage.RewardNorm `yaml:"reward_norm"`      // identity, mean, mean_std, asym_clip (per initial state)
+	UseTurnScores bool                 `yaml:"use_turn_scores"`  // each turn's reward on its own turn; no penalty, shaping, normalisation
+	FilterRatio   float64              `yaml:"filter_ratio"`     // StarPO-S: share of groups kept
+	FilterType    advantage.FilterType `yaml:"filter_type"`      // std or std_rev
+	FilterPerTag  bool                 `yaml:"filter_per_tag"`   // rank each environment's groups on their own (not RAGEN: it ranks the whole batch)
+	ClipLow       float64              `yaml:"clip_low"`         // ε_low
+	ClipHigh      float64              `yaml:"clip_high"`        // ε_high (clip-higher)
+	ClipC         float64              `yaml:"clip_c"`           // dual clip
+	ValueClip     float64              `yaml:"value_clip"`       // critic value clipping
+	EntropyCoef   float64              `yaml:"entropy_coef"`     // entropy bonus
+	LossAggMode   loss.AggMode         `yaml:"loss_agg_mode"`    // token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm
+	PPOMiniBatch  int                  `yaml:"ppo_mini_batch"`   // training rows per optimiser step (trajectories; turns under a context window); 0 = all kept
+	PPOEpochs     int                  `yaml:"ppo_epochs"`       // passes over the kept trajectories
+	MicroBatch    int                  `yaml:"micro_batch"`      // training rows per forward/backward (trajectories; turns under a context window)
+	LMHeadChunk   int                  `yaml:"lm_head_chunk"`    // positions per lm-head chunk in training
+	UseKLLoss     bool                 `yaml:"use_kl_loss"`      // KL to the frozen reference in the actor loss
+	KLLossCoef    float64              `yaml:"kl_loss_coef"`     // its coefficient
+	KLLossType    loss.KLType          `yaml:"kl_loss_type"`     // kl (k1), abs, mse (k2), low_var_kl (k3)
+	UseKLInReward bool                 `yaml:"use_kl_in_reward"` // KL to the reference subtracted from the token rewards
+	KLCoef        float64              `yaml:"kl_coef"`          // its (fixed) coefficient
+	KLPenalty     loss.KLType          `yaml:"kl_penalty"`       // its estimator
+	Autocast      string               `yaml:"autocast"`         // "" (off) or bf16: bf16 updates over fp32 master weights (CUDA only)
 }
 
 // Optim holds one AdamW.
@@ -146,13 +154,17 @@ type Optim struct {
 // Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).
 func Default() Config {
 	return Config{
-		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, TrajEvery: 1, DType: "auto", Device: "auto",
+		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, TrajectoriesEvery: 1, DType: "auto", Device: "auto",
 		Train:   Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
 		Val:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},
 		Agent:   Agent{MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1},
 		Rollout: Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
-		Algorithm: Algorithm{AdvEstimator: "gae", Gamma: 1, Lambda: 1, RewardNorm: "identity", FilterRatio: 0.25, FilterType: "std", ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5, EntropyCoef: 0.001, LossAggMode: "token-mean", MiniBatch: 32, Epochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
-			KLLossCoef: 0, KLLossType: "kl", KLCoef: 0, KLPenalty: "kl"},
+		Algorithm: Algorithm{
+			AdvEstimator: advantage.EstimatorGAE, Gamma: 1, Lambda: 1, RewardNorm: advantage.NormIdentity,
+			FilterRatio: 0.25, FilterType: advantage.FilterStd, ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5,
+			EntropyCoef: 0.001, LossAggMode: loss.TokenMean, PPOMiniBatch: 32, PPOEpochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
+			KLLossCoef: 0, KLLossType: loss.KLK1, KLCoef: 0, KLPenalty: loss.KLK1,
+		},
 		Builtin: Builtin{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, Seed: 7, VocabEpisodes: 512, RopeTheta: 1e6},
 		SFT:     SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000},
 		Actor:   Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},

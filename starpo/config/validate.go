@@ -29,17 +29,23 @@ func (c Config) Validate() error {
 		return fmt.Errorf("builtin_model.rope_theta %g must be positive", c.Builtin.RopeTheta)
 	case c.Rollout.ResponseLength < 1:
 		return fmt.Errorf("rollout.response_length %d must be ≥ 1", c.Rollout.ResponseLength)
-	case c.Algorithm.AdvEstimator != "gae" && c.Algorithm.AdvEstimator != "grpo":
+	case c.Algorithm.AdvEstimator.Check() != nil:
 		return fmt.Errorf("algorithm.adv_estimator %q is not gae or grpo", c.Algorithm.AdvEstimator)
+	case c.Algorithm.RewardNorm.Check() != nil:
+		return fmt.Errorf("algorithm.reward_norm: %w", c.Algorithm.RewardNorm.Check())
+	case c.Algorithm.FilterType.Check() != nil:
+		return fmt.Errorf("algorithm.filter_type: %w", c.Algorithm.FilterType.Check())
+	case c.Algorithm.LossAggMode.Check() != nil:
+		return fmt.Errorf("algorithm.loss_agg_mode: %w", c.Algorithm.LossAggMode.Check())
 	case c.Algorithm.MicroBatch < 1:
 		return fmt.Errorf("algorithm.micro_batch %d must be ≥ 1", c.Algorithm.MicroBatch)
-	case c.Algorithm.MiniBatch < 0:
-		return fmt.Errorf("algorithm.ppo_mini_batch %d must be ≥ 0 (0 = all kept trajectories)", c.Algorithm.MiniBatch)
-	case c.Algorithm.Epochs < 1:
-		return fmt.Errorf("algorithm.ppo_epochs %d must be ≥ 1", c.Algorithm.Epochs)
-	case !klKind(c.Algorithm.KLLossType):
+	case c.Algorithm.PPOMiniBatch < 0:
+		return fmt.Errorf("algorithm.ppo_mini_batch %d must be ≥ 0 (0 = all kept trajectories)", c.Algorithm.PPOMiniBatch)
+	case c.Algorithm.PPOEpochs < 1:
+		return fmt.Errorf("algorithm.ppo_epochs %d must be ≥ 1", c.Algorithm.PPOEpochs)
+	case c.Algorithm.KLLossType.Check() != nil:
 		return fmt.Errorf("algorithm.kl_loss_type %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLLossType)
-	case !klKind(c.Algorithm.KLPenalty):
+	case c.Algorithm.KLPenalty.Check() != nil:
 		return fmt.Errorf("algorithm.kl_penalty %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLPenalty)
 	case c.SFT.Episodes < 1 || c.SFT.Epochs < 1 || c.SFT.Batch < 1 || c.SFT.MicroBatch < 1:
 		return fmt.Errorf("sft.episodes, sft.epochs, sft.batch and sft.micro_batch must be ≥ 1")
@@ -53,8 +59,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sft.lr %v must be ≥ 0", c.SFT.LR)
 	case c.Algorithm.Autocast != "" && c.Algorithm.Autocast != "bf16":
 		return fmt.Errorf("algorithm.autocast %q is not \"\" (off) or bf16", c.Algorithm.Autocast)
-	case c.TrajEvery < 0:
-		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajEvery)
+	case c.TrajectoriesEvery < 0:
+		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajectoriesEvery)
 	case c.Shaping.ThinkMaxWords < 0:
 		return fmt.Errorf("shaping.think_max_words %d must be ≥ 0", c.Shaping.ThinkMaxWords)
 	case c.Actor.WarmupRatio < 0 || c.Actor.WarmupRatio > 1 || c.Critic.WarmupRatio < 0 || c.Critic.WarmupRatio > 1:
@@ -83,12 +89,4 @@ func (e Envs) validate(key string) error {
 		return fmt.Errorf("%s.group_size %d must be ≥ 1", key, e.GroupSize)
 	}
 	return nil
-}
-
-func klKind(k string) bool {
-	switch k {
-	case "kl", "k1", "abs", "mse", "k2", "low_var_kl", "k3":
-		return true
-	}
-	return false
 }

@@ -41,7 +41,7 @@ const (
 // graph. Untrained positions of lossMat are ignored, whatever they hold.
 // An unknown mode or mismatched shapes are errors.
 func Aggregate(lossMat, mask *ts.Tensor, mode AggMode) (loss *ts.Tensor, err error) {
-	if err := mode.check(); err != nil {
+	if err := mode.Check(); err != nil {
 		return nil, err
 	}
 	defer torchrt.Catch(&err, "aggregating a loss")
@@ -51,7 +51,8 @@ func Aggregate(lossMat, mask *ts.Tensor, mode AggMode) (loss *ts.Tensor, err err
 	return s.Release(m.aggregate(m.clean("loss", lossMat), mode)), nil
 }
 
-func (mode AggMode) check() error {
+// Check says whether mode is one of the aggregation modes.
+func (mode AggMode) Check() error {
 	switch mode {
 	case TokenMean, SeqMeanTokenSum, SeqMeanTokenMean, SeqMeanTokenSumNorm:
 		return nil

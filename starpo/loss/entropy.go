@@ -12,7 +12,7 @@ import (
 // returns the scalar tensor and its value, the metric actor/entropy_loss.
 // An unknown mode or mismatched shapes are errors.
 func EntropyLoss(entropy, mask *ts.Tensor, mode AggMode) (loss *ts.Tensor, v float64, err error) {
-	if err := mode.check(); err != nil {
+	if err := mode.Check(); err != nil {
 		return nil, 0, err
 	}
 	defer torchrt.Catch(&err, "entropy loss")

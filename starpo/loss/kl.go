@@ -8,13 +8,15 @@ import (
 	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
-// KL estimator kinds (actor.kl_loss_type, algorithm.kl_penalty), with verl's
-// k1/k2/k3 aliases.
+// KLType is a KL estimator (actor.kl_loss_type, algorithm.kl_penalty).
+type KLType string
+
+// The KL estimators, with verl's k1/k2/k3 aliases.
 const (
-	KLK1     = "kl"         // logp − ref; alias "k1"
-	KLAbs    = "abs"        // |logp − ref|
-	KLMSE    = "mse"        // ½(logp − ref)²; alias "k2"
-	KLLowVar = "low_var_kl" // k3, clamped; alias "k3"
+	KLK1     KLType = "kl"         // logp − ref; alias "k1"
+	KLAbs    KLType = "abs"        // |logp − ref|
+	KLMSE    KLType = "mse"        // ½(logp − ref)²; alias "k2"
+	KLLowVar KLType = "low_var_kl" // k3, clamped; alias "k3"
 )
 
 // lowVarClamp bounds k3's exponent (verl's ±20) and its value (±10).
@@ -36,8 +38,8 @@ const (
 // "full" (NotImplementedError in verl too) and verl 0.9.1's straight-through
 // names ("k1+", "k3+": the value of k1/k3 with k2's gradient) included:
 // RAGEN's pinned verl has neither (spec §4.4 lists kl, abs, mse, low_var_kl).
-func KL(logp, refLogp *ts.Tensor, kind string) (kl *ts.Tensor, err error) {
-	if err := checkKL(kind); err != nil {
+func KL(logp, refLogp *ts.Tensor, kind KLType) (kl *ts.Tensor, err error) {
+	if err := kind.Check(); err != nil {
 		return nil, err
 	}
 	defer torchrt.Catch(&err, "kl estimate")
@@ -50,11 +52,11 @@ func KL(logp, refLogp *ts.Tensor, kind string) (kl *ts.Tensor, err error) {
 // positions of mask (spec §4.4; added with kl_loss_coef when use_kl_loss).
 // It returns the scalar tensor and its value, the metric actor/kl_loss.
 // An unknown kind or mode, or mismatched shapes, are errors.
-func KLLoss(logp, refLogp, mask *ts.Tensor, kind string, mode AggMode) (loss *ts.Tensor, v float64, err error) {
-	if err := checkKL(kind); err != nil {
+func KLLoss(logp, refLogp, mask *ts.Tensor, kind KLType, mode AggMode) (loss *ts.Tensor, v float64, err error) {
+	if err := kind.Check(); err != nil {
 		return nil, 0, err
 	}
-	if err := mode.check(); err != nil {
+	if err := mode.Check(); err != nil {
 		return nil, 0, err
 	}
 	defer torchrt.Catch(&err, "kl loss")
@@ -67,16 +69,17 @@ func KLLoss(logp, refLogp, mask *ts.Tensor, kind string, mode AggMode) (loss *ts
 	return s.Release(out), v, nil
 }
 
-func checkKL(kind string) error {
-	switch kind {
+// Check says whether k is one of the estimators or their aliases.
+func (k KLType) Check() error {
+	switch k {
 	case KLK1, "k1", KLAbs, KLMSE, "k2", KLLowVar, "k3":
 		return nil
 	}
-	return fmt.Errorf("kl estimator %q is not one of kl (k1), abs, mse (k2), low_var_kl (k3)", kind)
+	return fmt.Errorf("kl estimator %q is not one of kl (k1), abs, mse (k2), low_var_kl (k3)", string(k))
 }
 
 // klTerms computes the per-token estimate; its result is held by s.
-func klTerms(s *scope, logp, ref *ts.Tensor, kind string) *ts.Tensor {
+func klTerms(s *scope, logp, ref *ts.Tensor, kind KLType) *ts.Tensor {
 	switch kind {
 	case KLAbs:
 		return s.Op(s.Op(logp.Sub(ref, false)).Abs(false))

@@ -8,7 +8,7 @@ import (
 )
 
 // refKL is one token's estimate.
-func refKL(lp, ref float64, kind string) float64 {
+func refKL(lp, ref float64, kind KLType) float64 {
 	d := lp - ref
 	switch kind {
 	case KLAbs:
@@ -31,20 +31,20 @@ func TestKLHand(t *testing.T) {
 	lp := tensor(t, [][]float64{{-1, -2, 0}})
 	ref := tensor(t, [][]float64{{-1.5, -1, -100}})
 	for _, tc := range []struct {
-		kinds []string
+		kinds []KLType
 		want  []float64
 	}{
-		{[]string{KLK1, "k1"}, []float64{0.5, -1, 100}},
-		{[]string{KLAbs}, []float64{0.5, 1, 100}},
-		{[]string{KLMSE, "k2"}, []float64{0.125, 0.5, 5000}},
-		{[]string{KLLowVar, "k3"}, []float64{math.Exp(-0.5) - 0.5, math.E - 2, 10}},
+		{[]KLType{KLK1, "k1"}, []float64{0.5, -1, 100}},
+		{[]KLType{KLAbs}, []float64{0.5, 1, 100}},
+		{[]KLType{KLMSE, "k2"}, []float64{0.125, 0.5, 5000}},
+		{[]KLType{KLLowVar, "k3"}, []float64{math.Exp(-0.5) - 0.5, math.E - 2, 10}},
 	} {
 		for _, k := range tc.kinds {
 			kl, err := KL(lp, ref, k)
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkClose(t, k, values(t, kl), tc.want, 1e-6)
+			checkClose(t, string(k), values(t, kl), tc.want, 1e-6)
 			kl.MustDrop()
 		}
 	}
@@ -73,7 +73,7 @@ func TestKLLossMatchesReference(t *testing.T) {
 	mask := randMask(r, B, T)
 	lp := f32(randn(r, B, T, 1))
 	ref := f32(add(lp, randn(r, B, T, 0.5)))
-	for _, kind := range []string{KLK1, KLAbs, KLMSE, KLLowVar} {
+	for _, kind := range []KLType{KLK1, KLAbs, KLMSE, KLLowVar} {
 		for _, mode := range allModes {
 			loss, v, err := KLLoss(tensor(t, garbage(r, lp, mask)), tensor(t, garbage(r, ref, mask)), tensor(t, mask), kind, mode)
 			if err != nil {

@@ -57,7 +57,7 @@ func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, clipLow, clipHigh, clipC fl
 	case !(clipC > 1) || math.IsInf(clipC, 1):
 		return nil, pm, fmt.Errorf("policy loss: clip_ratio_c %v is not greater than 1", clipC)
 	}
-	if err := mode.check(); err != nil {
+	if err := mode.Check(); err != nil {
 		return nil, pm, err
 	}
 	defer torchrt.Catch(&err, "policy loss")

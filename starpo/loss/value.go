@@ -40,7 +40,7 @@ func ValueLoss(v, oldV, returns, mask *ts.Tensor, clip float64, mode AggMode) (l
 	if !(clip >= 0) || math.IsInf(clip, 1) {
 		return nil, vm, fmt.Errorf("value loss: cliprange_value %v is not a non-negative number", clip)
 	}
-	if err := mode.check(); err != nil {
+	if err := mode.Check(); err != nil {
 		return nil, vm, err
 	}
 	defer torchrt.Catch(&err, "value loss")
