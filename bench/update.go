@@ -48,8 +48,12 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 
 	r.o.logf("update: critic values of %d trajectories", len(trajs))
 	t0 := time.Now()
-	bb, err := t.PrepareBench(trajs)
+	rec := starpo.NewRecorder(0)
+	bb, err := t.Prepare(trajs, trajs, rec)
 	if err != nil {
+		return err
+	}
+	if err := t.Advantages(bb, rec); err != nil {
 		return err
 	}
 	valuesS := time.Since(t0).Seconds()
@@ -71,20 +75,20 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 		name, label, cmd string
 		flops            float64
 		critic           bool
-		run              func() (map[string]float64, error)
+		run              func(*starpo.Recorder) error
 		normKey          string
 		extra            map[string]any
 	}{
 		{"update_actor", "update actor (PPO)", "train_actor", actorF,
 			false,
-			func() (map[string]float64, error) { return t.BenchActor(0, bb) }, "actor/grad_norm", nil},
+			func(rec *starpo.Recorder) error { return t.UpdateActor(0, bb, rec) }, "actor/grad_norm", nil},
 		{"update_critic", "update critic (PPO)", "train_critic", criticF,
 			true,
-			func() (map[string]float64, error) { return t.BenchCritic(0, bb) }, "critic/grad_norm",
+			func(rec *starpo.Recorder) error { return t.UpdateCritic(0, bb, rec) }, "critic/grad_norm",
 			map[string]any{"score_weight": scoreW, "score_bias": scoreB}},
 	} {
 		r.o.logf("%s: %d trajectories, %d tokens, micro-batch %d", side.label, bb.Rows, tokens, o.MicroBatch)
-		if err := t.BenchWarmUp(bb, side.critic); err != nil {
+		if err := t.WarmUp(bb, side.critic); err != nil {
 			return err
 		}
 		res := Result{Name: side.name, Label: side.label, Batch: bb.Rows, Tokens: tokens * max(1, a.PPOEpochs), FLOPs: side.flops * float64(max(1, a.PPOEpochs))}
@@ -97,10 +101,11 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 		err := r.interleave(&res, func() (float64, memoryFigures, error) {
 			w := watchMemory(r.gpu())
 			t1 := time.Now()
-			met, err := side.run()
+			rec := starpo.NewRecorder(0)
+			err := side.run(rec)
 			sec := time.Since(t1).Seconds()
 			if _, ok := res.Details["grad_norm"]; !ok {
-				res.Details["grad_norm"] = met[side.normKey]
+				res.Details["grad_norm"] = rec.Metrics[side.normKey]
 			}
 			return sec, w.end(), err
 		}, func() (torchTiming, error) {
@@ -120,7 +125,7 @@ func (r *runner) update(mgr *rollout.Manager, trajs []rollout.Trajectory) error 
 }
 
 // rowCounts are each row's real tokens and trained positions.
-func rowCounts(bb *starpo.BenchBatch) (lengths, trained []int) {
+func rowCounts(bb *starpo.Batch) (lengths, trained []int) {
 	lengths, trained = make([]int, bb.Rows), make([]int, bb.Rows)
 	for i := range bb.Rows {
 		for _, a := range bb.Attn[i*bb.Length : (i+1)*bb.Length] {
@@ -138,7 +143,7 @@ func rowCounts(bb *starpo.BenchBatch) (lengths, trained []int) {
 // batchRequest is the batch and the update's settings as the baseline
 // takes them (it implements StarPO's token-mean aggregation, the only one
 // the benchmark uses).
-func (r *runner) batchRequest(bb *starpo.BenchBatch, cfg config.Config) map[string]any {
+func (r *runner) batchRequest(bb *starpo.Batch, cfg config.Config) map[string]any {
 	a := cfg.Algorithm
 	return map[string]any{
 		"rows": bb.Rows, "length": bb.Length, "ids": bb.IDs, "attn": bb.Attn,

@@ -282,7 +282,7 @@ func TestPolicyLoss(t *testing.T) {
 			}
 			verlAnswer(t, c.name+"/"+d, &v)
 			x := leaf(t, c.logp, d)
-			l, pm, err := loss.PolicyLoss(x, tensor(t, c.old, d), tensor(t, c.adv, d), tensor(t, c.mask, d), c.clipLow, c.clipHigh, c.clipC, c.mode)
+			l, pm, err := loss.PolicyLoss(x, tensor(t, c.old, d), tensor(t, c.adv, d), tensor(t, c.mask, d), loss.PolicyOptions{ClipLow: c.clipLow, ClipHigh: c.clipHigh, ClipC: c.clipC, Agg: c.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -367,7 +367,7 @@ func TestValueLoss(t *testing.T) {
 			}
 			verlAnswer(t, c.name+"/"+d, &v)
 			x := leaf(t, c.vpreds, d)
-			l, vm, err := loss.ValueLoss(x, tensor(t, c.old, d), tensor(t, c.returns, d), tensor(t, c.mask, d), c.clip, c.mode)
+			l, vm, err := loss.ValueLoss(x, tensor(t, c.old, d), tensor(t, c.returns, d), tensor(t, c.mask, d), loss.ValueOptions{Clip: c.clip, Agg: c.mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -471,7 +471,7 @@ func TestKL(t *testing.T) {
 				}
 				per.MustDrop()
 				x := leaf(t, c.logp, d)
-				l, val, err := loss.KLLoss(x, tensor(t, c.ref, d), tensor(t, c.mask, d), c.kind, c.mode)
+				l, val, err := loss.KLLoss(x, tensor(t, c.ref, d), tensor(t, c.mask, d), loss.KLOptions{Type: c.kind, Agg: c.mode})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -7,6 +7,7 @@ import (
 	"github.com/ragen-go/ragen/envs"
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/batch"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 )
@@ -26,8 +27,8 @@ import (
 // about 65% of its moves) rewards that without any reading of the board.
 // Repeat is that policy's score, so a p near it says the model copies.
 type Decisions struct {
-	b      *batch
-	only   [][]float64 // [B][L−1]: 1 at decision positions
+	b      *batch.Batch
+	only   [][]float64 // [Rows][Length−1]: 1 at decision positions
 	N      int         // decisions counted
 	Repeat float64     // mean p of "repeat the episode's previous decision, a uniform one first"
 }
@@ -67,16 +68,16 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 		}
 		starts[d.Tag], actions[d.Tag] = ids, len(env.Actions())
 	}
-	rows, owner, _ := trainingRows(demos)
-	b := newBatch(rows)
-	dec := &Decisions{b: b, only: make([][]float64, b.B)}
+	rows, owner, _ := batch.Sequences(demos)
+	b := batch.New(rows)
+	dec := &Decisions{b: b, only: make([][]float64, b.Rows)}
 	prev := make([]int, len(demos)) // each demonstration's last decision; rows come in turn order
 	for i := range prev {
 		prev[i] = -1
 	}
 	for r, s := range rows {
-		dec.only[r] = make([]float64, b.L-1)
-		off := b.L - len(s.IDs)
+		dec.only[r] = make([]float64, b.Length-1)
+		off := b.Length - len(s.IDs)
 		tag := demos[owner[r]].Tag
 		ids := starts[tag]
 		found := false // a decision already counted in this turn
@@ -110,14 +111,14 @@ func NewDecisions(demos []rollout.Trajectory, tok *tokenizer.Tokenizer) (*Decisi
 // gradients.
 func (d *Decisions) Score(actor *model.CausalLM, micro int) (rep DecisionReport, err error) {
 	defer torchrt.Catch(&err, "scoring held-out decisions")
-	for _, mb := range split(0, d.b.B, max(1, micro)) {
+	for _, mb := range batch.Split(0, d.b.Rows, max(1, micro)) {
 		lp, err := d.logProbs(actor, mb)
 		if err != nil {
 			return rep, err
 		}
 		for i, row := range lp {
 			for j, v := range row {
-				if d.only[mb.lo+i][j] == 1 {
+				if d.only[mb.Lo+i][j] == 1 {
 					rep.NLL -= v
 					rep.P += math.Exp(v)
 					rep.N++
@@ -132,17 +133,15 @@ func (d *Decisions) Score(actor *model.CausalLM, micro int) (rep DecisionReport,
 }
 
 // logProbs scores rows mb at their decision positions (0 elsewhere).
-func (d *Decisions) logProbs(actor *model.CausalLM, mb span) ([][]float64, error) {
+func (d *Decisions) logProbs(actor *model.CausalLM, mb batch.Span) ([][]float64, error) {
 	var s torchrt.Scope
 	defer s.Drop()
-	ids, attn := d.b.rows(mb.lo, mb.hi, actor.Device)
-	s.Keep(ids)
-	s.Keep(attn)
-	only := s.Keep(floatRows(d.only, mb.lo, mb.hi, actor.Device))
+	ids, attn := d.b.Tensors(mb, actor.Device, &s)
+	only := s.Keep(batch.FloatRows(d.only, mb, actor.Device))
 	sc, err := actor.Score(ids, attn, model.ScoreOptions{Only: only})
 	if err != nil {
 		return nil, err
 	}
 	defer sc.Drop()
-	return toRows(sc.LogProbs), nil
+	return batch.ToRows(sc.LogProbs), nil
 }

@@ -30,7 +30,7 @@ func TestDecisions(t *testing.T) {
 	}
 	for r := range dec.only {
 		for j, on := range dec.only[r] {
-			if on == 1 && dec.b.resp[r][j] != 1 {
+			if on == 1 && dec.b.Resp[r][j] != 1 {
 				t.Fatalf("row %d: decision at %d is not a trained position", r, j)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/sugarme/gotch/ts"
 
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/batch"
 	"github.com/ragen-go/ragen/starpo/rollout"
 )
 
@@ -105,14 +106,14 @@ func (t *Trainer) allReduceGrads(params []model.Param) error {
 // ceil(B / MiniBatch) optimiser steps per epoch on every rank, and each
 // rank cuts its own rows into that many contiguous pieces. Alone, the
 // pieces are MiniBatch rows each, as before.
-func (t *Trainer) miniBatches(localB, globalB int) []span {
+func (t *Trainer) miniBatches(localB, globalB int) []batch.Span {
 	if t.Dist == nil {
-		return split(0, localB, t.Cfg.Algorithm.PPOMiniBatch)
+		return batch.Split(0, localB, t.Cfg.Algorithm.PPOMiniBatch)
 	}
-	steps := len(split(0, globalB, t.Cfg.Algorithm.PPOMiniBatch))
-	out := make([]span, steps)
+	steps := len(batch.Split(0, globalB, t.Cfg.Algorithm.PPOMiniBatch))
+	out := make([]batch.Span, steps)
 	for k := range out {
-		out[k] = span{k * localB / steps, (k + 1) * localB / steps}
+		out[k] = batch.Span{Lo: k * localB / steps, Hi: (k + 1) * localB / steps}
 	}
 	return out
 }

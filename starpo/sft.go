@@ -9,6 +9,7 @@ import (
 
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/batch"
 	"github.com/ragen-go/ragen/starpo/loss"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
@@ -87,8 +88,8 @@ func SFT(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o 
 			for _, i := range order[lo:min(len(order), lo+o.Batch)] {
 				part = append(part, demos[i])
 			}
-			rows, _, _ := trainingRows(part)
-			rep, err := sftStep(actor, opt, newBatch(rows), o)
+			rows, _, _ := batch.Sequences(part)
+			rep, err := sftStep(actor, opt, batch.New(rows), o)
 			if err != nil {
 				return steps, fmt.Errorf("sft step %d (epoch %d): %w", steps+1, epoch+1, err)
 			}
@@ -102,12 +103,12 @@ func SFT(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o 
 	return steps, nil
 }
 
-func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch, o SFTOptions) (rep SFTStep, err error) {
+func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch.Batch, o SFTOptions) (rep SFTStep, err error) {
 	defer torchrt.Catch(&err, "sft step")
 	if err := opt.ZeroGrad(); err != nil {
 		return rep, err
 	}
-	micro := split(0, b.B, o.MicroBatch)
+	micro := batch.Split(0, b.Rows, o.MicroBatch)
 	for _, mb := range micro {
 		l, n, err := sftMicro(actor, b, mb, len(micro), o.ChunkRows)
 		if err != nil {
@@ -127,10 +128,10 @@ func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch, o SFTOptions) (r
 
 // sftMicro accumulates one micro-batch's gradient of NLL/n and returns the
 // micro-batch's loss and trained-token count.
-func sftMicro(actor *model.CausalLM, b *batch, mb span, n, chunk int) (float64, int, error) {
+func sftMicro(actor *model.CausalLM, b *batch.Batch, mb batch.Span, n, chunk int) (float64, int, error) {
 	var s torchrt.Scope
 	defer s.Drop()
-	ids, attn, resp := b.microTensors(mb, actor.Device, &s)
+	ids, attn, resp := b.Micro(mb, actor.Device, &s)
 	sc, err := actor.ScoreForTraining(ids, attn, resp, chunk)
 	if err != nil {
 		return 0, 0, err
@@ -147,7 +148,7 @@ func sftMicro(actor *model.CausalLM, b *batch, mb span, n, chunk int) (float64, 
 		return 0, 0, err
 	}
 	tokens := 0
-	for _, r := range b.resp[mb.lo:mb.hi] {
+	for _, r := range b.Resp[mb.Lo:mb.Hi] {
 		for _, m := range r {
 			tokens += int(m)
 		}

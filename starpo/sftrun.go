@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragen-go/ragen/internal/progress"
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/batch"
 	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
@@ -151,7 +152,7 @@ func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]str
 			return nil, err
 		}
 		// Windowed demonstrations keep their text in per-turn rows.
-		rows, _, _ := trainingRows(demos)
+		rows, _, _ := batch.Sequences(demos)
 		for _, r := range rows {
 			s, err := tok.Decode(r.IDs)
 			if err != nil {

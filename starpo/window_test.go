@@ -6,7 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/batch"
 	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
@@ -51,7 +53,7 @@ func TestTrainingRowsAreOnPolicy(t *testing.T) {
 		tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 2, 3)
 		withWindow(t, tr, window)
 		trajs := playOnce(t, tr, tr.Envs.Config().TrainSeed(0))
-		rows, owner, turn := trainingRows(trajs)
+		rows, owner, turn := batch.Sequences(trajs)
 		wantRows := 0
 		for _, tj := range trajs {
 			if window > 0 {
@@ -63,25 +65,25 @@ func TestTrainingRowsAreOnPolicy(t *testing.T) {
 		if len(rows) != wantRows || len(owner) != wantRows || len(turn) != wantRows {
 			t.Fatalf("window %d: %d rows, want %d", window, len(rows), wantRows)
 		}
-		b := newBatch(rows)
-		ids, attn := b.rows(0, b.B, tr.Actor.Device)
+		b := batch.New(rows)
+		var s torchrt.Scope
+		ids, attn := b.Tensors(batch.Span{Lo: 0, Hi: b.Rows}, tr.Actor.Device, &s)
 		sc, err := tr.Actor.Score(ids, attn, model.ScoreOptions{})
-		ids.MustDrop()
-		attn.MustDrop()
+		s.Drop()
 		if err != nil {
 			t.Fatal(err)
 		}
-		lp := toRows(sc.LogProbs)
+		lp := batch.ToRows(sc.LogProbs)
 		sc.Drop()
 		worst := 0.0
 		for r := range rows {
 			trained := 0
-			for j, m := range b.resp[r] {
+			for j, m := range b.Resp[r] {
 				if m == 0 {
 					continue
 				}
 				trained++
-				worst = max(worst, math.Abs(lp[r][j]-b.oldLogp[r][j]))
+				worst = max(worst, math.Abs(lp[r][j]-b.OldLogProbs[r][j]))
 			}
 			want := trajs[owner[r]].ResponseTokens
 			if window > 0 {
@@ -156,20 +158,20 @@ func TestWindowedTurnScores(t *testing.T) {
 	tr.Cfg.Algorithm.UseTurnScores, tr.Cfg.Algorithm.FilterRatio = true, 1
 	trajs := playOnce(t, tr, 0)
 	trajs[0].TurnRewards = []float64{1, 2, 4}[:len(trajs[0].TurnRewards)]
-	rewards, b, err := tr.selectKept(trajs, trajs, map[string]float64{})
+	b, err := tr.selectKept(trajs, trajs, NewRecorder(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	for k := range trajs[0].PerTurn {
 		want := sum(trajs[0].TurnRewards[k:])
 		got, at := 0.0, -1
-		for j, r := range rewards[k] {
+		for j, r := range b.Rewards[k] {
 			if r != 0 {
 				got, at = r, j
 			}
 		}
-		if got != want || at != b.turnEnds[k][0] {
-			t.Fatalf("turn %d: reward %v at %d, want %v at %d", k+1, got, at, want, b.turnEnds[k][0])
+		if got != want || at != b.TurnEnds[k][0] {
+			t.Fatalf("turn %d: reward %v at %d, want %v at %d", k+1, got, at, want, b.TurnEnds[k][0])
 		}
 	}
 }

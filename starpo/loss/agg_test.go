@@ -98,23 +98,23 @@ func TestNoTensorLeaks(t *testing.T) {
 	mt := tensor(t, m)
 	before := liveTensors()
 	for range 3 {
-		loss, _, err := PolicyLoss(lp, old, a, mt, 0.2, 0.28, 3, SeqMeanTokenMean)
+		loss, _, err := PolicyLoss(lp, old, a, mt, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: SeqMeanTokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
 		loss.MustDrop()
-		vl, _, err := ValueLoss(lp, old, a, mt, 0.5, TokenMean)
+		vl, _, err := ValueLoss(lp, old, a, mt, ValueOptions{Clip: 0.5, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
 		vl.MustDrop()
-		kl, _, err := KLLoss(lp, old, mt, KLLowVar, TokenMean)
+		kl, _, err := KLLoss(lp, old, mt, KLOptions{Type: KLLowVar, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
 		kl.MustDrop()
 		// A failing op mid-way drops what it made too.
-		if _, _, err := PolicyLoss(lp, old, tensor(t, [][]float64{{1}}), mt, 0.2, 0.28, 3, TokenMean); err == nil {
+		if _, _, err := PolicyLoss(lp, old, tensor(t, [][]float64{{1}}), mt, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean}); err == nil {
 			t.Fatal("mismatched advantages accepted")
 		}
 	}

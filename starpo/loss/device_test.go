@@ -42,12 +42,12 @@ func TestLossesOnGPUMatchCPU(t *testing.T) {
 	var vm [2]ValueMetrics
 	for i, cuda := range []bool{false, true} {
 		x := args(cuda)
-		pl, m, err := PolicyLoss(x[0], x[1], x[2], x[3], 0.2, 0.28, 3, TokenMean)
+		pl, m, err := PolicyLoss(x[0], x[1], x[2], x[3], PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
 		pl.MustDrop()
-		vl, v, err := ValueLoss(x[0], x[1], x[2], x[3], 0.5, SeqMeanTokenMean)
+		vl, v, err := ValueLoss(x[0], x[1], x[2], x[3], ValueOptions{Clip: 0.5, Agg: SeqMeanTokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}

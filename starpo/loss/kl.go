@@ -48,11 +48,19 @@ func KL(logp, refLogp *ts.Tensor, kind KLType) (kl *ts.Tensor, err error) {
 	return s.Release(klTerms(s, logp, refLogp, kind)), nil
 }
 
-// KLLoss is the actor's KL loss: agg(KL(logp, ref, kind)) over the trained
-// positions of mask (spec §4.4; added with kl_loss_coef when use_kl_loss).
-// It returns the scalar tensor and its value, the metric actor/kl_loss.
-// An unknown kind or mode, or mismatched shapes, are errors.
-func KLLoss(logp, refLogp, mask *ts.Tensor, kind KLType, mode AggMode) (loss *ts.Tensor, v float64, err error) {
+// KLOptions are the KL loss's settings.
+type KLOptions struct {
+	Type KLType  // the estimator (kl_loss_type)
+	Agg  AggMode // loss_agg_mode
+}
+
+// KLLoss is the actor's KL loss: agg(KL(logp, ref, o.Type)) over the
+// trained positions of mask (spec §4.4; added with kl_loss_coef when
+// use_kl_loss). It returns the scalar tensor and its value, the metric
+// actor/kl_loss. An unknown estimator or mode, or mismatched shapes, are
+// errors.
+func KLLoss(logp, refLogp, mask *ts.Tensor, o KLOptions) (loss *ts.Tensor, v float64, err error) {
+	kind, mode := o.Type, o.Agg
 	if err := kind.Check(); err != nil {
 		return nil, 0, err
 	}

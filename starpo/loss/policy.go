@@ -32,23 +32,32 @@ func (p PolicyMetrics) Metrics() map[string]float64 {
 	}
 }
 
+// PolicyOptions are the clipped policy loss's settings. StarPO's are
+// ClipLow 0.2, ClipHigh 0.28, ClipC 3, Agg TokenMean.
+type PolicyOptions struct {
+	ClipLow  float64 // ε_low: ρ is clipped below at 1 − ClipLow (clip_ratio_low)
+	ClipHigh float64 // ε_high: ρ is clipped above at 1 + ClipHigh (clip_ratio_high, "clip-higher")
+	ClipC    float64 // dual-clip bound: −A·ρ is at most −A·ClipC where A < 0 (clip_ratio_c)
+	Agg      AggMode // loss_agg_mode
+}
+
 // PolicyLoss is verl's compute_policy_loss: PPO's clipped surrogate with
 // decoupled ("clip-higher") bounds and dual clip (spec §4.4). Per token,
 //
 //	ρ    = exp(clamp(logp − logp_old, −20, 20))
-//	pg1  = −A·ρ,  pg2 = −A·clip(ρ, 1 − clipLow, 1 + clipHigh)
+//	pg1  = −A·ρ,  pg2 = −A·clip(ρ, 1 − ClipLow, 1 + ClipHigh)
 //	pg   = max(pg1, pg2)                 for A ≥ 0
-//	pg   = min(max(pg1, pg2), −A·clipC)  for A < 0 (dual clip)
+//	pg   = min(max(pg1, pg2), −A·ClipC)  for A < 0 (dual clip)
 //
-// aggregated over the trained positions by mode. StarPO's defaults are
-// clipLow 0.2, clipHigh 0.28, clipC 3, TokenMean. logp (which carries the
+// aggregated over the trained positions by o.Agg. logp (which carries the
 // graph), oldLogp and adv are [B, T] like mask; oldLogp and adv are taken
 // as constants. The clamp of log ρ is verl's: beyond ±20 the ratio
 // saturates and passes no gradient.
 //
-// Bounds outside 0 ≤ clipLow < 1, clipHigh ≥ 0, clipC > 1 (verl asserts the
+// Bounds outside 0 ≤ ClipLow < 1, ClipHigh ≥ 0, ClipC > 1 (verl asserts the
 // last), an unknown mode or mismatched shapes are errors.
-func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, clipLow, clipHigh, clipC float64, mode AggMode) (loss *ts.Tensor, pm PolicyMetrics, err error) {
+func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, o PolicyOptions) (loss *ts.Tensor, pm PolicyMetrics, err error) {
+	clipLow, clipHigh, clipC, mode := o.ClipLow, o.ClipHigh, o.ClipC, o.Agg
 	switch {
 	case !(clipLow >= 0 && clipLow < 1):
 		return nil, pm, fmt.Errorf("policy loss: clip_ratio_low %v is not in [0, 1)", clipLow)

@@ -83,7 +83,7 @@ func TestPolicyLossHand(t *testing.T) {
 	lp[4] = math.NaN()
 	lpT := leaf(t, [][]float64{lp})
 	loss, m, err := PolicyLoss(lpT, tensor(t, [][]float64{old}), tensor(t, [][]float64{{1, 1, -1, -2, 5}}),
-		tensor(t, [][]float64{{1, 1, 1, 1, 0}}), 0.2, 0.28, 3, TokenMean)
+		tensor(t, [][]float64{{1, 1, 1, 1, 0}}), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +107,7 @@ func TestPolicyLossDualClip(t *testing.T) {
 		{"A>0, ρ 5: no dual clip for A ≥ 0", 5, 1, -1.28, 0, 0, 1},
 	} {
 		lp := leaf(t, [][]float64{{math.Log(tc.rho)}})
-		loss, m, err := PolicyLoss(lp, tensor(t, [][]float64{{0}}), tensor(t, [][]float64{{tc.a}}), tensor(t, [][]float64{{1}}), 0.2, 0.28, 3, TokenMean)
+		loss, m, err := PolicyLoss(lp, tensor(t, [][]float64{{0}}), tensor(t, [][]float64{{tc.a}}), tensor(t, [][]float64{{1}}), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -131,7 +131,7 @@ func TestPolicyLossMatchesReference(t *testing.T) {
 		adv := f32(randn(r, B, T, 1))
 		for _, mode := range allModes {
 			lpT := leaf(t, lp)
-			loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), 0.2, 0.28, 3, mode)
+			loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +155,7 @@ func TestPolicyLossMaskingInvariance(t *testing.T) {
 	adv := randn(r, B, T, 1)
 	run := func(lp, old, adv [][]float64) (float64, PolicyMetrics, []float64) {
 		lpT := leaf(t, lp)
-		loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), 0.2, 0.28, 3, TokenMean)
+		loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,11 +187,11 @@ func TestPolicyLossErrors(t *testing.T) {
 		{0.2, 0.28, 1, TokenMean, "clip_ratio_c 1"},
 		{0.2, 0.28, 3, "sum", `"sum"`},
 	} {
-		if _, _, err := PolicyLoss(x, x, x, x, tc.lo, tc.hi, tc.c, tc.mode); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, err := PolicyLoss(x, x, x, x, PolicyOptions{ClipLow: tc.lo, ClipHigh: tc.hi, ClipC: tc.c, Agg: tc.mode}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err = %v, want one mentioning %q", err, tc.want)
 		}
 	}
-	_, _, err := PolicyLoss(x, tensor(t, [][]float64{{0, 0, 0}}), x, x, 0.2, 0.28, 3, TokenMean)
+	_, _, err := PolicyLoss(x, tensor(t, [][]float64{{0, 0, 0}}), x, x, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 	if err == nil || !strings.Contains(err.Error(), "old_log_prob has shape [1 3], mask [1 2]") {
 		t.Errorf("shape mismatch: err = %v", err)
 	}

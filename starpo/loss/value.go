@@ -26,17 +26,24 @@ func (v ValueMetrics) Metrics() map[string]float64 {
 	}
 }
 
+// ValueOptions are the clipped value loss's settings. StarPO's are Clip
+// 0.5, Agg TokenMean.
+type ValueOptions struct {
+	Clip float64 // the values move at most this far from the rollout's (cliprange_value)
+	Agg  AggMode // loss_agg_mode
+}
+
 // ValueLoss is verl's compute_value_loss, the clipped critic loss (spec
 // §4.5):
 //
-//	v_clip = clip(v, v_old − clip, v_old + clip)
+//	v_clip = clip(v, v_old − Clip, v_old + Clip)
 //	loss   = ½ · agg(max((v − R)², (v_clip − R)²))
 //
 // v (which carries the graph), oldV (the rollout's values) and returns R
-// are [B, T] like mask; StarPO's clip is 0.5 and mode TokenMean. A
-// negative or non-finite clip, an unknown mode or mismatched shapes are
-// errors.
-func ValueLoss(v, oldV, returns, mask *ts.Tensor, clip float64, mode AggMode) (loss *ts.Tensor, vm ValueMetrics, err error) {
+// are [B, T] like mask. A negative or non-finite Clip, an unknown mode or
+// mismatched shapes are errors.
+func ValueLoss(v, oldV, returns, mask *ts.Tensor, o ValueOptions) (loss *ts.Tensor, vm ValueMetrics, err error) {
+	clip, mode := o.Clip, o.Agg
 	if !(clip >= 0) || math.IsInf(clip, 1) {
 		return nil, vm, fmt.Errorf("value loss: cliprange_value %v is not a non-negative number", clip)
 	}

@@ -53,7 +53,7 @@ func TestValueLossHand(t *testing.T) {
 	// (1 + 0.2 − 0.4 + 3)/4 = 0.95; ∂loss/∂v = ⅛·(0, −1.6, −0.8, 6, 0).
 	v := leaf(t, [][]float64{{1, 0.2, -0.4, 3, math.NaN()}})
 	loss, m, err := ValueLoss(v, tensor(t, [][]float64{{0, 0, 0, 2, 0}}), tensor(t, [][]float64{{1, 1, 0, 0, 0}}),
-		tensor(t, [][]float64{{1, 1, 1, 1, 0}}), 0.5, TokenMean)
+		tensor(t, [][]float64{{1, 1, 1, 1, 0}}), ValueOptions{Clip: 0.5, Agg: TokenMean})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +72,7 @@ func TestValueLossMatchesReference(t *testing.T) {
 		ret := f32(randn(r, B, T, 1))
 		for _, mode := range allModes {
 			vt := leaf(t, garbage(r, v, mask))
-			loss, m, err := ValueLoss(vt, tensor(t, garbage(r, old, mask)), tensor(t, garbage(r, ret, mask)), tensor(t, mask), 0.5, mode)
+			loss, m, err := ValueLoss(vt, tensor(t, garbage(r, old, mask)), tensor(t, garbage(r, ret, mask)), tensor(t, mask), ValueOptions{Clip: 0.5, Agg: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -86,13 +86,13 @@ func TestValueLossMatchesReference(t *testing.T) {
 
 func TestValueLossErrors(t *testing.T) {
 	x := tensor(t, [][]float64{{0, 0}})
-	if _, _, err := ValueLoss(x, x, x, x, -0.5, TokenMean); err == nil || !strings.Contains(err.Error(), "cliprange_value -0.5") {
+	if _, _, err := ValueLoss(x, x, x, x, ValueOptions{Clip: -0.5, Agg: TokenMean}); err == nil || !strings.Contains(err.Error(), "cliprange_value -0.5") {
 		t.Errorf("negative clip: err = %v", err)
 	}
-	if _, _, err := ValueLoss(x, x, x, x, 0.5, "mean"); err == nil {
+	if _, _, err := ValueLoss(x, x, x, x, ValueOptions{Clip: 0.5, Agg: "mean"}); err == nil {
 		t.Error("unknown mode accepted")
 	}
-	if _, _, err := ValueLoss(x, x, tensor(t, [][]float64{{0}, {0}}), x, 0.5, TokenMean); err == nil || !strings.Contains(err.Error(), "returns has shape [2 1]") {
+	if _, _, err := ValueLoss(x, x, tensor(t, [][]float64{{0}, {0}}), x, ValueOptions{Clip: 0.5, Agg: TokenMean}); err == nil || !strings.Contains(err.Error(), "returns has shape [2 1]") {
 		t.Errorf("shape mismatch: err = %v", err)
 	}
 }
