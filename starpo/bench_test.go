@@ -10,6 +10,7 @@ import (
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/starpo/sft"
 	"github.com/ragen-go/ragen/tokenizer"
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
@@ -33,12 +34,12 @@ func BenchmarkTrainStep50M(b *testing.B) {
 	cfg.Algorithm.FilterRatio, cfg.Algorithm.MicroBatch = 0.5, 4
 	cfg.Actor.LR, cfg.Critic.LR = 1e-5, 1e-4
 	dir := filepath.Join(b.TempDir(), "m")
-	rc := rolloutConfig(cfg, config.Envs{Tags: cfg.Train.Tags, NGroups: cfg.Train.NGroups, EnvGroups: 4, GroupSize: 1}, 1)
+	rc := cfg.RolloutConfig(config.Envs{Tags: cfg.Train.Tags, NGroups: cfg.Train.NGroups, EnvGroups: 4, GroupSize: 1}, 1)
 	mgr, err := rollout.NewManager(rc, base)
 	if err != nil {
 		b.Fatal(err)
 	}
-	demos, _, err := Demonstrations(mgr, base, 64, Imperfection{Noise: 0.5}, 1)
+	demos, _, err := sft.Demonstrations(mgr, base, 64, sft.Imperfection{Noise: 0.5}, 1)
 	if err != nil {
 		b.Fatal(err)
 	}

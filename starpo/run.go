@@ -91,12 +91,12 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 		}
 	}
 	shard := rollout.Shard{Rank: comm.Rank(), World: comm.World()}
-	trc := rolloutConfig(cfg, cfg.Train, cfg.Seed)
+	trc := cfg.RolloutConfig(cfg.Train, cfg.Seed)
 	trc.Shard = shard
 	if t.Envs, err = rollout.NewManager(trc, tok); err != nil {
 		return nil, fmt.Errorf("training environments: %w", err)
 	}
-	vrc := rolloutConfig(cfg, cfg.Val, cfg.ValSeed)
+	vrc := cfg.RolloutConfig(cfg.Val, cfg.ValSeed)
 	vrc.Shard = shard
 	val, err := rollout.NewManager(vrc, tok)
 	if err != nil {
@@ -109,15 +109,6 @@ func optimOptions(o config.Optim) optim.Options {
 	oo := optim.DefaultOptions(o.LR)
 	oo.WeightDecay = o.WeightDecay
 	return oo
-}
-
-func rolloutConfig(c config.Config, e config.Envs, seed int64) rollout.Config {
-	rc := rollout.DefaultConfig()
-	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.Seed = e.Tags, e.NGroups, e.EnvGroups, e.GroupSize, seed
-	rc.MaxTurn, rc.MaxActionsPerTurn, rc.EnableThink = c.Agent.MaxTurn, c.Agent.MaxActionsPerTurn, c.Agent.EnableThink
-	rc.FormatPenalty, rc.MaxContextWindow = c.Agent.FormatPenalty, c.Agent.MaxContextWindow
-	rc.Shaping = rollout.Shaping(c.Shaping)
-	return rc
 }
 
 // Execute trains from the latest checkpoint (when resume) or from the
@@ -174,7 +165,7 @@ func (r *Run) Execute(resume bool) error {
 		if !comm.Main() || r.Cfg.TrajectoriesEvery == 0 || (step+1)%r.Cfg.TrajectoriesEvery != 0 && step+1 != r.Cfg.Steps {
 			return nil
 		}
-		return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
+		return rollout.WriteTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
 	}
 	watch := NewEchoWatch()
 	var bar *progress.Bar
@@ -308,7 +299,7 @@ func (r *Run) validate(step int) error {
 		return err
 	}
 	r.logValidation(step, SuccessByTag(m))
-	return writeTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
+	return rollout.WriteTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
 }
 
 // logValidation prints a validation's success per tag with its change since
@@ -380,31 +371,6 @@ func (r *Run) write(met map[string]float64) error {
 	return err
 }
 
-// writeTrajectories saves the conversations with their rewards, one
-// report.Trajectory per line (the report reads them back).
-func writeTrajectories(path string, trajs []rollout.Trajectory) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	enc := json.NewEncoder(f)
-	for _, t := range trajs {
-		rec := report.Trajectory{EnvID: t.EnvID, GroupID: t.GroupID, Tag: t.Tag, Seed: t.Seed, TurnRewards: t.TurnRewards,
-			Penalty: t.Penalty, Shaping: t.Shaping, Score: t.Score, Success: t.Success, NumActions: t.NumActions}
-		for _, m := range t.Messages {
-			rec.Messages = append(rec.Messages, report.Message{Role: m.Role, Content: m.Content})
-		}
-		if err := enc.Encode(rec); err != nil {
-			f.Close()
-			return err
-		}
-	}
-	return f.Close()
-}
-
 func logStep(step, total int, m map[string]float64) {
 	log.Info().Int("step", step).Int("of", total).
 		Float64("score", m["critic/score/mean"]).Float64("in_group_std", m["rollout/in_group_std"]).
@@ -424,19 +390,11 @@ func jsonNumber(v float64) any {
 }
 
 // SuccessByTag picks the success rates out of rollout metrics, by tag.
-func SuccessByTag(m rollout.Metrics) map[string]float64 { return ByTag(m, "success") }
+func SuccessByTag(m rollout.Metrics) map[string]float64 { return m.ByTag("success") }
 
 // ByTag picks one per-tag rollout metric (success, action_is_valid, …)
 // out of m, by tag.
-func ByTag(m rollout.Metrics, name string) map[string]float64 {
-	out := map[string]float64{}
-	for k, v := range m {
-		if tag, ok := strings.CutSuffix(k, "/"+name); ok {
-			out[tag] = v
-		}
-	}
-	return out
-}
+func ByTag(m rollout.Metrics, name string) map[string]float64 { return m.ByTag(name) }
 
 // Close frees the models and optimiser states.
 func (r *Run) Close() {
@@ -465,7 +423,7 @@ func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options, bar st
 		return nil, nil, err
 	}
 	defer actor.Drop()
-	mgr, err := rollout.NewManager(rolloutConfig(cfg, cfg.Val, cfg.ValSeed), tok)
+	mgr, err := rollout.NewManager(cfg.RolloutConfig(cfg.Val, cfg.ValSeed), tok)
 	if err != nil {
 		return nil, nil, err
 	}

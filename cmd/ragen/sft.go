@@ -3,7 +3,7 @@ package main
 import (
 	"io"
 
-	"github.com/ragen-go/ragen/starpo"
+	"github.com/ragen-go/ragen/starpo/sft"
 )
 
 func init() {
@@ -29,7 +29,7 @@ func runSFT(args []string, stdout, stderr io.Writer) error {
 	}
 	stop, release := onInterrupt("finishing this step, then exporting the weights so far")
 	defer release()
-	res, err := starpo.RunSFT(cfg, path, out, opts, stop)
+	res, err := sft.Run(cfg, path, out, opts, stop)
 	if err != nil {
 		return err
 	}

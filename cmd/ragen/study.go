@@ -18,6 +18,7 @@ import (
 
 	"github.com/ragen-go/ragen/report"
 	"github.com/ragen-go/ragen/starpo"
+	"github.com/ragen-go/ragen/starpo/sft"
 	"github.com/ragen-go/ragen/starpo/study"
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
@@ -99,7 +100,7 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	}
 	warmDir := filepath.Join(sftDir, "export")
 	if !isCheckpoint(warmDir) {
-		res, err := starpo.RunSFT(warm, modelDir, sftDir, opts, stop)
+		res, err := sft.Run(warm, modelDir, sftDir, opts, stop)
 		if err != nil {
 			return err
 		}

@@ -1,6 +1,9 @@
 package rollout
 
-import "strconv"
+import (
+	"strconv"
+	"strings"
+)
 
 // Metrics are rollout metrics by RAGEN's names (spec §5), without the
 // train/ or val-env/ prefix, which the caller adds.
@@ -70,6 +73,18 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		out["reward/think_bonus_turns"] = bonusT / turns
 		out["reward/empty_think_turns"] = emptyT / turns
 		out["reward/long_think_turns"] = longT / turns
+	}
+	return out
+}
+
+// ByTag picks one per-tag metric (success, action_is_valid, …) out of m,
+// by tag.
+func (m Metrics) ByTag(name string) map[string]float64 {
+	out := map[string]float64{}
+	for k, v := range m {
+		if tag, ok := strings.CutSuffix(k, "/"+name); ok {
+			out[tag] = v
+		}
 	}
 	return out
 }

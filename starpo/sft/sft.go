@@ -1,4 +1,4 @@
-package starpo
+package sft
 
 import (
 	"fmt"
@@ -13,36 +13,10 @@ import (
 	"github.com/ragen-go/ragen/starpo/loss"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
-	"github.com/ragen-go/ragen/tokenizer"
 )
 
-// Demonstrations plays the expert (NewExpert) on m's environments, resetting
-// with seed bases seed, seed+EnvGroups, … until n trajectories are
-// collected. They are rendered exactly as rollouts are: the same prompts,
-// turns, template and loss mask. It returns them with the expert's rollout
-// metrics (its success rate, for the record).
-func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, imp Imperfection, seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
-	if n < 1 {
-		return nil, nil, fmt.Errorf("demonstrations: %d episodes requested", n)
-	}
-	var out []rollout.Trajectory
-	expert := NewExpert(m, tok, imp, seed)
-	for round := int64(0); len(out) < n; round++ {
-		if err := m.Reset(seed + round*int64(m.Config().EnvGroups)); err != nil {
-			return nil, nil, err
-		}
-		trajs, _, err := m.Run(expert)
-		if err != nil {
-			return nil, nil, fmt.Errorf("demonstrations: %w", err)
-		}
-		out = append(out, trajs...)
-	}
-	out = out[:n]
-	return out, rollout.ComputeMetrics(out, m.Config().GroupSize), nil
-}
-
-// SFTOptions are the supervised stage's settings.
-type SFTOptions struct {
+// Options are the supervised stage's settings.
+type Options struct {
 	Epochs     int     // passes over the demonstrations
 	Batch      int     // demonstrations per optimiser step
 	MicroBatch int     // training rows per forward/backward (a demonstration; a turn under a context window)
@@ -51,8 +25,8 @@ type SFTOptions struct {
 	Seed       int64   // shuffling
 }
 
-// SFTStep is one optimiser step's report.
-type SFTStep struct {
+// Step is one optimiser step's report.
+type Step struct {
 	Step, Total int
 	Loss        float64 // token-mean negative log-likelihood of the trained tokens
 	GradNorm    float64
@@ -60,13 +34,13 @@ type SFTStep struct {
 	Skipped     bool
 }
 
-// SFT fine-tunes actor on demos: token-mean negative log-likelihood of the
+// Train fine-tunes actor on demos: token-mean negative log-likelihood of the
 // trained (sampled-position) tokens, the same loss mask the RL update uses,
 // Epochs passes in a seeded shuffled order, one optimiser step per Batch
 // trajectories, the step skipped when the loss or gradient is not finite.
 // onStep sees every step; stop is polled between steps (nil: never) and
 // ends the loop early without error. It returns the steps taken.
-func SFT(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o SFTOptions, onStep func(SFTStep), stop func() bool) (steps int, err error) {
+func Train(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o Options, onStep func(Step), stop func() bool) (steps int, err error) {
 	if len(demos) == 0 {
 		return 0, fmt.Errorf("sft: no demonstrations")
 	}
@@ -103,7 +77,7 @@ func SFT(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o 
 	return steps, nil
 }
 
-func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch.Batch, o SFTOptions) (rep SFTStep, err error) {
+func sftStep(actor *model.CausalLM, opt *optim.AdamW, b *batch.Batch, o Options) (rep Step, err error) {
 	defer torchrt.Catch(&err, "sft step")
 	if err := opt.ZeroGrad(); err != nil {
 		return rep, err

@@ -1,4 +1,4 @@
-package starpo
+package sft
 
 import (
 	"fmt"
@@ -9,6 +9,31 @@ import (
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 )
+
+// Demonstrations plays the expert (NewExpert) on m's environments, resetting
+// with seed bases seed, seed+EnvGroups, … until n trajectories are
+// collected. They are rendered exactly as rollouts are: the same prompts,
+// turns, template and loss mask. It returns them with the expert's rollout
+// metrics (its success rate, for the record).
+func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, imp Imperfection, seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
+	if n < 1 {
+		return nil, nil, fmt.Errorf("demonstrations: %d episodes requested", n)
+	}
+	var out []rollout.Trajectory
+	expert := NewExpert(m, tok, imp, seed)
+	for round := int64(0); len(out) < n; round++ {
+		if err := m.Reset(seed + round*int64(m.Config().EnvGroups)); err != nil {
+			return nil, nil, err
+		}
+		trajs, _, err := m.Run(expert)
+		if err != nil {
+			return nil, nil, fmt.Errorf("demonstrations: %w", err)
+		}
+		out = append(out, trajs...)
+	}
+	out = out[:n]
+	return out, rollout.ComputeMetrics(out, m.Config().GroupSize), nil
+}
 
 // NewExpert returns a rollout.Generator that answers each active
 // environment of m as its solver does (Sokoban BFS, FrozenLake value

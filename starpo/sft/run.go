@@ -1,8 +1,9 @@
-package starpo
+package sft
 
 import (
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 
@@ -22,8 +23,8 @@ import (
 // the validation seeds.
 const heldoutSeedOffset = 100_000_000
 
-// SFTResult is what a supervised run produced.
-type SFTResult struct {
+// Result is what a supervised run produced.
+type Result struct {
 	Export      string          // the fine-tuned checkpoint, HuggingFace layout
 	Steps       int             // optimiser steps taken
 	Loss        float64         // the last step's loss
@@ -32,13 +33,13 @@ type SFTResult struct {
 	Interrupted bool            // stop() ended it early; the export holds the weights so far
 }
 
-// RunSFT fine-tunes the checkpoint in modelDir on cfg.SFT.Episodes solver
+// Run fine-tunes the checkpoint in modelDir on cfg.SFT.Episodes solver
 // demonstrations of cfg.Train's environments (one environment per group)
 // and exports the result to out/export. The folder also gets the
 // demonstrations (demonstrations.jsonl) and one metrics line per step
 // (sft-metrics.jsonl). stop (nil: never) is polled between steps; when it
 // fires, the weights so far are exported and the result says so.
-func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop func() bool) (res SFTResult, err error) {
+func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func() bool) (res Result, err error) {
 	tok, err := tokenizer.Load(modelDir)
 	if err != nil {
 		return res, err
@@ -58,7 +59,7 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	defer adam.Drop()
 	envCfg := cfg.Train
 	envCfg.GroupSize = 1 // every demonstration from its own seed
-	mgr, err := rollout.NewManager(rolloutConfig(cfg, envCfg, cfg.SFT.Seed), tok)
+	mgr, err := rollout.NewManager(cfg.RolloutConfig(envCfg, cfg.SFT.Seed), tok)
 	if err != nil {
 		return res, err
 	}
@@ -70,8 +71,8 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 		return res, err
 	}
 	res.Expert = em
-	log.Info().Int("episodes", len(demos)).Interface("expert_success", SuccessByTag(em)).Float64("noise", cfg.SFT.Noise).Float64("invalid", cfg.SFT.Invalid).Msg("demonstrations")
-	if err := writeTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
+	log.Info().Int("episodes", len(demos)).Interface("expert_success", em.ByTag("success")).Float64("noise", cfg.SFT.Noise).Float64("invalid", cfg.SFT.Invalid).Msg("demonstrations")
+	if err := rollout.WriteTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
 		return res, err
 	}
 	var held *Decisions
@@ -91,15 +92,15 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	var bar *progress.Bar
-	o := SFTOptions{Epochs: cfg.SFT.Epochs, Batch: cfg.SFT.Batch, MicroBatch: cfg.SFT.MicroBatch, GradClip: cfg.Actor.GradClip, ChunkRows: cfg.Algorithm.LMHeadChunk, Seed: cfg.SFT.Seed}
+	o := Options{Epochs: cfg.SFT.Epochs, Batch: cfg.SFT.Batch, MicroBatch: cfg.SFT.MicroBatch, GradClip: cfg.Actor.GradClip, ChunkRows: cfg.Algorithm.LMHeadChunk, Seed: cfg.SFT.Seed}
 	var werr error
 	decided := "" // the last held-out score, for the progress bar
-	res.Steps, err = SFT(actor, adam, demos, o, func(s SFTStep) {
+	res.Steps, err = Train(actor, adam, demos, o, func(s Step) {
 		if bar == nil {
 			bar = progress.New("sft", s.Total)
 		}
 		res.Loss = s.Loss
-		line := map[string]any{"step": s.Step, "sft/loss": jsonNumber(s.Loss), "sft/grad_norm": jsonNumber(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped}
+		line := map[string]any{"step": s.Step, "sft/loss": finite(s.Loss), "sft/grad_norm": finite(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped}
 		if held != nil && werr == nil && (s.Step == s.Total || cfg.SFT.EvalEvery > 0 && s.Step%cfg.SFT.EvalEvery == 0) {
 			var rep DecisionReport
 			if rep, werr = held.Score(actor, o.MicroBatch); werr == nil {
@@ -141,7 +142,7 @@ func RunSFT(cfg config.Config, modelDir, out string, opt model.Options, stop fun
 func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]string, error) {
 	e := cfg.Train
 	e.GroupSize = 1
-	mgr, err := rollout.NewManager(rolloutConfig(cfg, e, cfg.Seed), tok)
+	mgr, err := rollout.NewManager(cfg.RolloutConfig(e, cfg.Seed), tok)
 	if err != nil {
 		return nil, err
 	}
@@ -162,4 +163,13 @@ func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]str
 		}
 	}
 	return texts, nil
+}
+
+// finite is v, or nil (JSON null) when v is NaN or infinite, which JSON
+// cannot hold.
+func finite(v float64) any {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return v
 }

@@ -1,8 +1,7 @@
-package starpo
+package sft
 
 import (
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -31,10 +30,9 @@ func expertDemos(t *testing.T, rc rollout.Config, tok *tokenizer.Tokenizer, n in
 // rollouts (think, answer, trained tokens); with noise 1 it picks arms at
 // random.
 func TestDemonstrations(t *testing.T) {
-	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
-	rc := tr.Envs.Config()
+	_, tok, rc := tinyPolicy(t, 2, 1, 3)
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"SimpleSokoban", "Bandit"}, []int{3, 3}, 6, 1
-	demos, met := expertDemos(t, rc, tr.Tok, 10, 0, 500)
+	demos, met := expertDemos(t, rc, tok, 10, 0, 500)
 	if len(demos) != 10 || met["Bandit/success"] != 1 {
 		t.Fatalf("%d demonstrations, metrics %v", len(demos), met)
 	}
@@ -51,7 +49,7 @@ func TestDemonstrations(t *testing.T) {
 			t.Fatalf("demo %s: penalty %v, %d trained tokens, last message %q", d.Tag, d.Penalty, trained, answer)
 		}
 	}
-	noisy, nm := expertDemos(t, rc, tr.Tok, 60, 1, 900)
+	noisy, nm := expertDemos(t, rc, tok, 60, 1, 900)
 	if s := nm["Bandit/success"]; s < 0.2 || s > 0.8 || len(noisy) != 60 {
 		t.Fatalf("noise 1 should pick the Bandit arm at random: success %v", s)
 	}
@@ -62,14 +60,13 @@ func TestDemonstrations(t *testing.T) {
 // penalty, and the rendered answer is the placeholder itself, so SFT
 // teaches it at that rate.
 func TestDemonstrationsInvalidAnswers(t *testing.T) {
-	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
-	rc := tr.Envs.Config()
+	_, tok, rc := tinyPolicy(t, 2, 1, 3)
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"FrozenLake"}, []int{4}, 4, 1
-	mgr, err := rollout.NewManager(rc, tr.Tok)
+	mgr, err := rollout.NewManager(rc, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
-	all, met, err := Demonstrations(mgr, tr.Tok, 8, Imperfection{Invalid: 1}, 700)
+	all, met, err := Demonstrations(mgr, tok, 8, Imperfection{Invalid: 1}, 700)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +82,7 @@ func TestDemonstrationsInvalidAnswers(t *testing.T) {
 			t.Fatalf("the answer should be the placeholder, got %q", last)
 		}
 	}
-	half, _, err := Demonstrations(mgr, tr.Tok, 40, Imperfection{Invalid: 0.5}, 900)
+	half, _, err := Demonstrations(mgr, tok, 40, Imperfection{Invalid: 0.5}, 900)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,17 +98,16 @@ func TestDemonstrationsInvalidAnswers(t *testing.T) {
 
 // Supervised steps on a few demonstrations drive their loss down.
 func TestSFTLearnsDemonstrations(t *testing.T) {
-	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 1)
-	rc := tr.Envs.Config()
+	actor, tok, rc := tinyPolicy(t, 2, 1, 1)
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"Bandit"}, []int{2}, 2, 1
-	demos, _ := expertDemos(t, rc, tr.Tok, 4, 0, 1)
-	opt, err := optim.NewAdamW(tr.Actor.Params(), optim.DefaultOptions(1e-2))
+	demos, _ := expertDemos(t, rc, tok, 4, 0, 1)
+	opt, err := optim.NewAdamW(actor.Params(), optim.DefaultOptions(1e-2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer opt.Drop()
 	var losses []float64
-	steps, err := SFT(tr.Actor, opt, demos, SFTOptions{Epochs: 15, Batch: 4, MicroBatch: 2, GradClip: 1, ChunkRows: 64}, func(s SFTStep) {
+	steps, err := Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 2, GradClip: 1, ChunkRows: 64}, func(s Step) {
 		losses = append(losses, s.Loss)
 		if s.Skipped || s.Tokens == 0 {
 			t.Fatalf("step %d: skipped %v, %d tokens", s.Step, s.Skipped, s.Tokens)

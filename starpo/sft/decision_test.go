@@ -1,8 +1,7 @@
-package starpo
+package sft
 
 import (
 	"math"
-	"path/filepath"
 	"regexp"
 	"testing"
 
@@ -13,15 +12,14 @@ import (
 // action name, and it is that turn's expert action; scoring gives a finite
 // NLL that supervised steps on those very demonstrations bring down.
 func TestDecisions(t *testing.T) {
-	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
-	rc := tr.Envs.Config()
+	actor, tok, rc := tinyPolicy(t, 2, 1, 3)
 	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.MaxActionsPerTurn = []string{"SimpleSokoban", "Bandit"}, []int{2, 2}, 4, 1, 1
-	demos, _ := expertDemos(t, rc, tr.Tok, 4, 0, 7)
+	demos, _ := expertDemos(t, rc, tok, 4, 0, 7)
 	turns := 0
 	for _, d := range demos {
 		turns += len(d.TurnRewards)
 	}
-	dec, err := NewDecisions(demos, tr.Tok)
+	dec, err := NewDecisions(demos, tok)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,22 +33,22 @@ func TestDecisions(t *testing.T) {
 			}
 		}
 	}
-	before, err := dec.Score(tr.Actor, 2)
+	before, err := dec.Score(actor, 2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if before.N != turns || math.IsNaN(before.NLL) || before.P <= 0 || before.P >= 1 {
 		t.Fatalf("before: %+v", before)
 	}
-	opt, err := optim.NewAdamW(tr.Actor.Params(), optim.DefaultOptions(1e-2))
+	opt, err := optim.NewAdamW(actor.Params(), optim.DefaultOptions(1e-2))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer opt.Drop()
-	if _, err := SFT(tr.Actor, opt, demos, SFTOptions{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, nil, nil); err != nil {
+	if _, err := Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, nil, nil); err != nil {
 		t.Fatal(err)
 	}
-	after, err := dec.Score(tr.Actor, 4)
+	after, err := dec.Score(actor, 4)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,8 +59,8 @@ func TestDecisions(t *testing.T) {
 
 	// Countdown names no actions: no decisions to score.
 	rc.Tags, rc.NGroups, rc.EnvGroups = []string{"Countdown"}, []int{1}, 1
-	cd, _ := expertDemos(t, rc, tr.Tok, 1, 0, 7)
-	if _, err := NewDecisions(cd, tr.Tok); err == nil {
+	cd, _ := expertDemos(t, rc, tok, 1, 0, 7)
+	if _, err := NewDecisions(cd, tok); err == nil {
 		t.Fatal("Countdown demonstrations gave decisions")
 	}
 }
@@ -72,13 +70,13 @@ func TestDecisions(t *testing.T) {
 // move), read here from the demonstrations' answers; it is the same whether
 // the prompt holds the whole episode or each turn trains in its own window.
 func TestDecisionsRepeatBaseline(t *testing.T) {
-	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 1, 3)
+	_, tok, base := tinyPolicy(t, 2, 1, 3)
 	answer := regexp.MustCompile(`<answer>\s*(\w+)`)
 	for _, window := range []int{-1, 1} {
-		rc := tr.Envs.Config()
+		rc := base
 		rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize = []string{"FrozenLake"}, []int{4}, 4, 1
 		rc.MaxTurn, rc.MaxActionsPerTurn, rc.MaxContextWindow = 6, 1, window
-		demos, _ := expertDemos(t, rc, tr.Tok, 12, 0, 41)
+		demos, _ := expertDemos(t, rc, tok, 12, 0, 41)
 		want, n := 0.0, 0
 		for _, d := range demos {
 			prev := ""
@@ -99,7 +97,7 @@ func TestDecisionsRepeatBaseline(t *testing.T) {
 				prev = a[1]
 			}
 		}
-		dec, err := NewDecisions(demos, tr.Tok)
+		dec, err := NewDecisions(demos, tok)
 		if err != nil {
 			t.Fatal(err)
 		}
