@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"github.com/ragen-go/ragen/report"
+	"github.com/ragen-go/ragen/starpo/study"
 )
 
 func init() {
@@ -42,8 +43,8 @@ func runReport(args []string, stdout, stderr io.Writer) error {
 	if err := noArgs(fs); err != nil {
 		return err
 	}
-	if studyFolder(*run) { // a `ragen study` folder: its arms side by side
-		path, err := writeStudyReport(*run)
+	if study.IsFolder(*run) { // a `ragen study` folder: its arms side by side
+		path, err := study.WriteReport(*run)
 		if err != nil {
 			return err
 		}
