@@ -115,3 +115,19 @@ func maxAbsDiff(a, b []float32) float64 {
 	}
 	return d
 }
+
+// padded returns the plain-slice left-padded batch of seqs.
+func padded(seqs [][]int) ([][]int, [][]int) {
+	L := 0
+	for _, s := range seqs {
+		L = max(L, len(s))
+	}
+	ids, mask := make([][]int, len(seqs)), make([][]int, len(seqs))
+	for b, s := range seqs {
+		ids[b], mask[b] = make([]int, L), make([]int, L)
+		for j, id := range s {
+			ids[b][L-len(s)+j], mask[b][L-len(s)+j] = id, 1
+		}
+	}
+	return ids, mask
+}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/ragen-go/ragen/model"
-	"github.com/ragen-go/ragen/model/reference"
+	"github.com/ragen-go/ragen/model/reftest/internal/reference"
 )
 
 // TestModelConfigAgrees checks that package model reads RandomCheckpoint's
