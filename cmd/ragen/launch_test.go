@@ -15,12 +15,15 @@ import (
 	"time"
 
 	"github.com/ragen-go/ragen/dist/c10d"
+	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model/safetensors"
 )
 
 // The data-parallel tests run real jobs: the test binary, started with
-// RAGEN_TEST_AS_RAGEN=1, is the ragen binary (see TestMain).
+// RAGEN_TEST_AS_RAGEN=1, is the ragen binary (see TestMain). Like main, it
+// first gets OpenBLAS's kernels for this CPU.
 func TestMain(m *testing.M) {
+	torchrt.RestartWithFastBLAS()
 	if os.Getenv("RAGEN_TEST_AS_RAGEN") == "1" {
 		os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
 	}

@@ -15,6 +15,8 @@ import (
 	"strings"
 
 	"github.com/spf13/pflag"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
 // command is one subcommand of the ragen binary.
@@ -40,6 +42,9 @@ func register(c command) {
 var errUsage = errors.New("usage")
 
 func main() {
+	// Before any work: OpenBLAS picks its kernels when it is loaded, and on
+	// a CPU newer than it knows it falls back to generic ones.
+	torchrt.RestartWithFastBLAS()
 	os.Exit(runMain(os.Args[1:], os.Stdout, os.Stderr))
 }
 

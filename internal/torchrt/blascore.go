@@ -57,14 +57,18 @@ func betterBLASCore(chosen string) string {
 	return ""
 }
 
-// init restarts the process with $OPENBLAS_CORETYPE set when OpenBLAS
-// chose kernels far below what the CPU can run (see betterBLASCore). The
-// variable only works at load time, which is before any Go code runs, so
-// the process executes itself again, once: the restarted one finds the
-// variable set and goes on. A user who sets $OPENBLAS_CORETYPE keeps that
-// choice; when the restart fails, the process goes on with the slower
-// kernels.
-func init() {
+// RestartWithFastBLAS restarts the process with $OPENBLAS_CORETYPE set
+// when OpenBLAS chose kernels far below what the CPU can run (see
+// betterBLASCore). The variable only works at load time, which is before
+// any Go code runs, so the process executes itself again, once: the
+// restarted one finds the variable set and goes on. A user who sets
+// $OPENBLAS_CORETYPE keeps that choice; when the restart fails, the process
+// goes on with the slower kernels.
+//
+// main calls it first, before any other work (a restart does not return);
+// so do the TestMains of packages whose tests multiply matrices
+// (torchtest.Main). Importing this package restarts nothing.
+func RestartWithFastBLAS() {
 	if _, set := os.LookupEnv(blasCoreEnv); set {
 		return
 	}

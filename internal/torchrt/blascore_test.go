@@ -9,6 +9,13 @@ import (
 	"golang.org/x/sys/cpu"
 )
 
+// TestMain restarts the test binary with faster kernels as the ragen
+// binary does, for TestBLASCoreNotGeneric to check.
+func TestMain(m *testing.M) {
+	RestartWithFastBLAS()
+	os.Exit(m.Run())
+}
+
 func TestBetterBLASCore(t *testing.T) {
 	if got := betterBLASCore("SkylakeX"); got != "" {
 		t.Errorf("a known CPU's kernels were replaced by %q", got)
@@ -32,7 +39,7 @@ func TestBetterBLASCore(t *testing.T) {
 	}
 }
 
-// TestBLASCoreNotGeneric checks the restart in init took effect: this test
+// TestBLASCoreNotGeneric checks the restart in TestMain took effect: this test
 // process runs OpenBLAS's kernels for its CPU, not the generic fallback,
 // unless the user forced the fallback.
 func TestBLASCoreNotGeneric(t *testing.T) {
