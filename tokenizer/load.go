@@ -45,6 +45,11 @@ type Tokenizer struct {
 	modelTokens int       // entries of model.vocab, ids below the added tokens for Qwen
 }
 
+// DefaultQwenPath is where `make deps` (scripts/fetch-tokenizer-data.sh)
+// puts Qwen's tokenizer.json, relative to the repository root: the
+// vocabulary the built-in model's is carved from, and the tests'.
+const DefaultQwenPath = ".cache/tokenizer-data/qwen2.5/tokenizer.json"
+
 // Load reads a HuggingFace tokenizer, or a GGUF file's (LoadGGUF). path is
 // a tokenizer.json file or a checkpoint folder holding one;
 // tokenizer_config.json in the same folder, when present, supplies the eos

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
 
 // tinyFile is a small byte-level BPE tokenizer.json: the 256 byte tokens
@@ -309,5 +311,12 @@ func TestLoadByteLevelOnly(t *testing.T) {
 		if got := tk.Encode(c.text); !slices.Equal(got, c.want) {
 			t.Errorf("use_regex %v: Encode(%q) = %v, want %v", c.useRegex, c.text, got, c.want)
 		}
+	}
+}
+
+// The binary's default Qwen tokenizer is the tests' vocabulary.
+func TestDefaultQwenPath(t *testing.T) {
+	if DefaultQwenPath != tokenizertest.DefaultPath {
+		t.Fatalf("tokenizer.DefaultQwenPath %q, tokenizertest.DefaultPath %q", DefaultQwenPath, tokenizertest.DefaultPath)
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/ragen-go/ragen/bench"
-	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+	"github.com/ragen-go/ragen/tokenizer"
 )
 
 func init() {
@@ -22,7 +22,7 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	d := bench.DefaultOptions()
 	dir := fs.String("model", "", "HuggingFace checkpoint folder to measure (with its tokenizer for the rollout)")
 	preset := fs.String("preset", "", "build a model with random weights instead: "+strings.Join(bench.PresetNames(), ", "))
-	tokPath := fs.String("tokenizer", tokenizertest.DefaultPath, "the Qwen tokenizer.json a --preset model's vocabulary comes from")
+	tokPath := fs.String("tokenizer", tokenizer.DefaultQwenPath, "the Qwen tokenizer.json a --preset model's vocabulary comes from")
 	work := fs.String("work", "", "folder a --preset checkpoint is written to and kept (default: a temporary folder, removed)")
 	asJSON := fs.Bool("json", false, "print the report as JSON instead of a table")
 	vsTorch := fs.Bool("vs-torch", false, "run every measurement also in the PyTorch baseline (scripts/bench_torch.py), interleaved, and print ratios")

@@ -19,7 +19,6 @@ import (
 	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
-	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
 
 func init() {
@@ -44,7 +43,7 @@ func newStage(stage, model string, m rollout.Metrics, took time.Duration) stageR
 func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("quickstart", stderr)
 	rf := addRunFlags(fs, "configs/quickstart.yaml", "the pipeline's config: environments, model shape, sft and StarPO-S settings", "run folder (default runs/<name>)")
-	tokPath := fs.String("tokenizer", tokenizertest.DefaultPath, "the real Qwen tokenizer.json (or its folder) the model's vocabulary is carved from")
+	tokPath := fs.String("tokenizer", tokenizer.DefaultQwenPath, "the real Qwen tokenizer.json (or its folder) the model's vocabulary is carved from")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}

@@ -12,7 +12,7 @@ import (
 
 	"github.com/ragen-go/ragen/starpo/sft"
 	"github.com/ragen-go/ragen/starpo/study"
-	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
+	"github.com/ragen-go/ragen/tokenizer"
 )
 
 func init() {
@@ -25,7 +25,7 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	outFlag := fs.String("out", "", "study folder (default runs/<name>); rerunning into it continues where it stopped")
 	sets := fs.StringArray("set", nil, "override a key of every run's config: key=value (repeatable)")
 	parallel := fs.Int("parallel", 1, "runs at once, each a `ragen train` process with its share of the cores")
-	tokPath := fs.String("tokenizer", tokenizertest.DefaultPath, "the real Qwen tokenizer.json the built-in model's vocabulary is carved from")
+	tokPath := fs.String("tokenizer", tokenizer.DefaultQwenPath, "the real Qwen tokenizer.json the built-in model's vocabulary is carved from")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}

@@ -16,7 +16,8 @@ import (
 const EnvVar = "RAGEN_TEST_TOKENIZER"
 
 // DefaultPath is where scripts/fetch-tokenizer-data.sh puts tokenizer.json,
-// relative to the repository root.
+// relative to the repository root (tokenizer.DefaultQwenPath, which this
+// package cannot import: tokenizer's own tests import it).
 const DefaultPath = ".cache/tokenizer-data/qwen2.5/tokenizer.json"
 
 // Path returns the test vocabulary's tokenizer.json (or folder), from EnvVar
