@@ -16,7 +16,7 @@ import (
 // browserTimeout bounds each headless-browser command.
 const browserTimeout = 60 * time.Second
 
-// testResult is what assets/testhook.js writes into <pre id="test-result">.
+// testResult is what testdata/testhook.js writes into <pre id="test-result">.
 type testResult struct {
 	Step    string   `json:"step"`
 	Group   string   `json:"group"`
@@ -36,7 +36,7 @@ func TestBrowserRendersReport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	abs, err := filepath.Abs(path)
+	abs, err := filepath.Abs(withTestHook(t, path))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,32 @@ func TestBrowserRendersReport(t *testing.T) {
 		copyFile(t, shot, filepath.Join(dir, "report.png"))
 		copyFile(t, path, filepath.Join(dir, "report.html"))
 	}
+}
+
+// withTestHook writes a copy of the page at path with testdata/testhook.js
+// as the last script of its body and a rule that hides the hook's result
+// (reports ship neither), and returns the copy's path.
+func withTestHook(t *testing.T, path string) string {
+	t.Helper()
+	page, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hook, err := os.ReadFile(filepath.Join("testdata", "testhook.js"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	i := strings.LastIndex(string(page), "</body>")
+	if i < 0 {
+		t.Fatalf("%s has no </body>", path)
+	}
+	hooked := string(page[:i]) + "<style>#test-result { display: none; }</style>\n" +
+		"<script>" + string(hook) + "</script>\n" + string(page[i:])
+	out := filepath.Join(t.TempDir(), "report.html")
+	if err := os.WriteFile(out, []byte(hooked), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return out
 }
 
 // findBrowser is a Chromium on PATH; without one the test fails, unless

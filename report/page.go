@@ -20,8 +20,6 @@ var (
 	reportCSS string
 	//go:embed assets/report.js
 	reportJS string
-	//go:embed assets/testhook.js
-	testhookJS string
 
 	pageTmpl = template.Must(template.New("page").Parse(pageHTML))
 )
@@ -50,7 +48,6 @@ type pageView struct {
 	Browser bool // a single run's page, with the trajectory browser
 	CSS     template.CSS
 	JS      template.JS
-	Hook    template.JS
 	Data    template.JS
 }
 
@@ -78,7 +75,7 @@ func renderPage(w io.Writer, title string, runs []*Run, files []fileData, tx *te
 		data.Files = []fileData{}
 	}
 	view := pageView{Title: title, Charts: charts, Browser: len(runs) == 1,
-		CSS: template.CSS(reportCSS), JS: template.JS(reportJS), Hook: template.JS(testhookJS)}
+		CSS: template.CSS(reportCSS), JS: template.JS(reportJS)}
 	for _, r := range runs {
 		data.Runs = append(data.Runs, runData{Name: r.Name, Train: chartRows(r.Metrics.Train, charts),
 			Val: chartRows(r.Metrics.Val, charts), Warnings: warnings(r.Metrics.Train)})

@@ -1,7 +1,9 @@
-// Test hook for the headless-browser test: opened as report.html#test, the
+// Test hook for the headless-browser test (browser_test.go adds it to a copy
+// of the page; reports do not ship it): opened as report.html#test, the
 // page picks another file and another group as a user would, then writes
-// what the browser shows, as JSON, into a pre element with id "test-result". It is a script
-// of its own so that it still reports when report.js failed to run.
+// what the browser shows, as JSON, into a pre element with id
+// "test-result". It is a script of its own so that it still reports when
+// report.js failed to run.
 window.addEventListener("load", function () {
   "use strict";
   if (location.hash !== "#test") return;
