@@ -3,8 +3,9 @@
 // registry of RAGEN's environment tags, the first-prompt prefix text, and the
 // parser that turns a model's decoded response into environment actions.
 //
-// Rules, rewards, symbols and instruction texts follow RAGEN (spec §2, §3.1,
-// §3.4, §3.5). Where this package differs, on purpose:
+// Rules, rewards, symbols and instruction texts follow RAGEN
+// (docs/ragen.md#environments, #prompts, #parsing). Where this package
+// differs, on purpose:
 //
 //   - Random numbers. Every environment owns a math/rand/v2 PCG generator
 //     seeded by Reset, so a seed always gives the same episode here, but not

@@ -114,8 +114,8 @@ type Parsed struct {
 }
 
 // ParseResponse parses decoded generated text (special tokens skipped) as
-// RAGEN does (spec §3.4, §3.5). The prompt ended with the generation prefix
-// <think> (or <answer> without thinking), so that prefix is put back in
+// RAGEN does (docs/ragen.md#parsing). The prompt ended with the generation
+// prefix <think> (or <answer> without thinking), so that prefix is put back in
 // front before matching. maxActionsPerTurn below 0 counts as 0.
 func ParseResponse(text string, enableThink bool, maxActionsPerTurn int, env Env) Parsed {
 	prefix := "<answer>"

@@ -9,8 +9,8 @@ import (
 // agent_proxy.action_sep).
 const ActionSep = "||"
 
-// Prefix returns the first user message for tag (spec §3.1): the tag's
-// instruction, then the symbol legend, then the action list and the
+// Prefix returns the first user message for tag (docs/ragen.md#prompts): the
+// tag's instruction, then the symbol legend, then the action list and the
 // per-episode action budget.
 //
 // Quirks of RAGEN kept, because RAGEN's reported numbers were measured with

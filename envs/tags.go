@@ -25,7 +25,8 @@ var (
 	}
 )
 
-// RAGEN's custom_envs (spec §2.2), except the image, dataset and web ones.
+// RAGEN's custom_envs (docs/ragen.md#environments), except the image, dataset
+// and web ones.
 func init() {
 	sokoban := func(dim, boxes, depth int) SokobanConfig {
 		c := DefaultSokobanConfig()

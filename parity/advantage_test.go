@@ -33,10 +33,10 @@ type gaeCase struct {
 	holes                 bool
 }
 
-// gaeCases: every shape, RAGEN's γ = λ = 1 (spec §1.3) and a discounted
-// (0.99, 0.95), masks without holes (full, right- and left-padded, empty
-// rows) and with multi-turn holes. Rewards sit on trained positions only,
-// as PlaceScore and PlaceTurnRewards put them; values are random
+// gaeCases: every shape, RAGEN's γ = λ = 1 (docs/ragen.md#defaults) and a
+// discounted (0.99, 0.95), masks without holes (full, right- and left-padded,
+// empty rows) and with multi-turn holes. Rewards sit on trained positions
+// only, as PlaceScore and PlaceTurnRewards put them; values are random
 // everywhere, garbage outside the mask that neither side may read.
 func gaeCases() []gaeCase {
 	var cs []gaeCase
@@ -85,15 +85,16 @@ func gaeRequests() []request {
 // the trained positions; outside them ragen-go leaves 0 and verl leaves
 // values that every masked loss ignores.
 //
-// A documented difference (starpo/advantage/gae.go): ragen-go follows
-// RAGEN's pinned verl (spec §4.3, "a backward recursion over all response
-// positions, not just masked ones", values zeroed outside the mask), where
-// verl 0.9.1 skips untrained positions, carrying V and A across them. The
-// two agree whenever no row has an untrained position between trained ones,
-// and, with holes, at RAGEN's setting γ = λ = 1 ("gamma: 1.0, lam: 1.0",
-// spec §1.3), where A_t = Σ_{s≥t} r_s − V_t either way. With holes and
-// γλ < 1 the hole's length discounts in ours and not in verl 0.9.1: the test
-// checks that they differ there, so the note cannot go stale silently.
+// A documented difference (starpo/advantage/gae.go): ragen-go follows RAGEN's
+// pinned verl (docs/ragen.md#advantages: a backward recursion over every
+// position, not only the trained ones, values zeroed outside the mask), where
+// verl 0.9.1 skips untrained positions, carrying V and A across them. The two
+// agree whenever no row has an untrained position between trained ones, and,
+// with holes, at RAGEN's setting γ = λ = 1 ("gamma: 1.0, lam: 1.0",
+// docs/ragen.md#defaults), where A_t = Σ_{s≥t} r_s − V_t either way. With
+// holes and γλ < 1 the hole's length discounts in ours and not in verl 0.9.1:
+// the test checks that they differ there, so the note cannot go stale
+// silently.
 func TestGAE(t *testing.T) {
 	ret := &maxDiff{t: t, what: "GAE returns", tol: tolerance["float64"]}
 	adv := &maxDiff{t: t, what: "GAE whitened advantages", tol: whitenTol}
@@ -214,10 +215,11 @@ func grpoRequests() []request {
 
 // TestGRPOOutcome compares GRPOOutcome with verl's
 // compute_grpo_outcome_advantage as StarPO calls it: a fresh uid per
-// trajectory (spec §4.2 step 3), norm_adv_by_std_in_grpo on (verl's default,
-// which RAGEN keeps, spec §1.3). Every position is compared (both are 0
-// outside the mask). ragen-go has no norm_adv_by_std_in_grpo=False: with
-// singleton groups it would only drop the 1/(1 + 1e-6).
+// trajectory (docs/ragen.md#training-step), norm_adv_by_std_in_grpo on (verl's
+// default, which RAGEN keeps, docs/ragen.md#defaults). Every position is
+// compared (both are 0 outside the mask). ragen-go has no
+// norm_adv_by_std_in_grpo=False: with singleton groups it would only drop the
+// 1/(1 + 1e-6).
 func TestGRPOOutcome(t *testing.T) {
 	d := &maxDiff{t: t, what: "GRPOOutcome advantages", tol: grpoTol}
 	for _, c := range grpoCases() {
@@ -231,12 +233,11 @@ func TestGRPOOutcome(t *testing.T) {
 }
 
 // TestNormalizeScoresAsGRPO compares RAGEN's group normalisation
-// (NormalizeScores, spec §3.8 step 6: the group statistics StarPO computes
-// before verl sees singleton uids) with verl's GRPO over real groups, where
-// they are the same formula: mean_std is norm_adv_by_std_in_grpo on,
-// (s − mean)/(std + 1e-6) with the unbiased std, and mean is it off. Scores
-// are the row sums; the advantage is the normalised score on trained
-// positions.
+// (NormalizeScores, docs/ragen.md#rewards: the group statistics StarPO
+// computes before verl sees singleton uids) with verl's GRPO over real groups,
+// where they are the same formula: mean_std is norm_adv_by_std_in_grpo on, (s
+// − mean)/(std + 1e-6) with the unbiased std, and mean is it off. Scores are
+// the row sums; the advantage is the normalised score on trained positions.
 func TestNormalizeScoresAsGRPO(t *testing.T) {
 	for _, m := range []struct {
 		method advantage.RewardNorm

@@ -16,8 +16,8 @@
 // (`make parity` sets it); without it every test skips.
 //
 // Each comparison states its tolerance. Where ragen-go differs from the
-// installed verl on purpose, because it follows RAGEN's pinned verl
-// (1e47e41, spec §0) or RAGEN's own code, the test says so and checks the
-// documented relation between the two answers instead of equality, so the
-// note goes stale loudly if either side changes.
+// installed verl on purpose, because it follows RAGEN's pinned verl (1e47e41,
+// docs/ragen.md#sources) or RAGEN's own code, the test says so and checks the
+// documented relation between the two answers instead of equality, so the note
+// goes stale loudly if either side changes.
 package parity

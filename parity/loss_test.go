@@ -17,21 +17,22 @@ import (
 
 var aggModes = []loss.AggMode{loss.TokenMean, loss.SeqMeanTokenSum, loss.SeqMeanTokenMean, loss.SeqMeanTokenSumNorm}
 
-// aggScale is ragen-go's aggregate over verl 0.9.1's for a mask, a
-// documented difference for the seq-mean modes (loss/agg.go). ragen-go
-// follows RAGEN's pinned verl (spec §0, §4.4), whose agg_loss averages the
-// per-sequence terms over all B rows (torch.mean) and divides
-// seq-mean-token-sum-norm's total by the horizon T only, and whose
-// token-mean is masked_mean, Σ/(N + 1e-8). verl 0.9.1 averages over the rows
-// that have a trained token, divides sum-norm by that count times T, and
-// divides token-mean by N exactly. So with B rows, n of them non-empty, and
-// N trained tokens:
+// aggScale is ragen-go's aggregate over verl 0.9.1's for a mask, a documented
+// difference for the seq-mean modes (loss/agg.go). ragen-go follows RAGEN's
+// pinned verl (docs/ragen.md#sources, #policy-loss), whose agg_loss averages
+// the per-sequence terms over all B rows (torch.mean) and divides
+// seq-mean-token-sum-norm's total by the horizon T only, and whose token-mean
+// is masked_mean, Σ/(N + 1e-8). verl 0.9.1 averages over the rows that have a
+// trained token, divides sum-norm by that count times T, and divides
+// token-mean by N exactly. So with B rows, n of them non-empty, and N trained
+// tokens:
 //
 //	token-mean                      N/(N + 1e-8)
 //	seq-mean-token-sum, -token-mean n/B   (1 without empty rows)
 //	seq-mean-token-sum-norm         n
 //
-// RAGEN's default is token-mean (spec §1.3), where the two agree to 1e-8/N.
+// RAGEN's default is token-mean (docs/ragen.md#defaults), where the two agree
+// to 1e-8/N.
 func aggScale(mode loss.AggMode, mask [][]float64) float64 {
 	n := float64(nonEmptyRows(mask))
 	switch mode {
@@ -220,9 +221,10 @@ type policyCase struct {
 }
 
 // policyCases: RAGEN's bounds (clip_ratio_low 0.2, clip_ratio_high 0.28,
-// clip_ratio_c 3, spec §1.3) and symmetric (0.1, 0.1, 2); log-ratios of
-// spread 0.4 so every branch is taken (clipped above and below, dual clip
-// on negative advantages), a few beyond ±20 to hit verl's clamp, every mode.
+// clip_ratio_c 3, docs/ragen.md#defaults) and symmetric (0.1, 0.1, 2);
+// log-ratios of spread 0.4 so every branch is taken (clipped above and below,
+// dual clip on negative advantages), a few beyond ±20 to hit verl's clamp,
+// every mode.
 func policyCases() []policyCase {
 	var cs []policyCase
 	names, ms := lossMasks(5)
@@ -316,7 +318,8 @@ type valueCase struct {
 }
 
 // valueCases: predictions within ±1 of the rollout's values, so both clip
-// sides are taken at RAGEN's cliprange_value 0.5 (spec §1.3) and at 0.2.
+// sides are taken at RAGEN's cliprange_value 0.5 (docs/ragen.md#defaults) and
+// at 0.2.
 func valueCases() []valueCase {
 	var cs []valueCase
 	names, ms := lossMasks(6)
@@ -490,9 +493,9 @@ func TestKL(t *testing.T) {
 
 // TestKLUnsupported: "full" is NotImplementedError in verl and an error in
 // ragen-go. "k3+" is a documented difference: verl 0.9.1 added
-// straight-through variants (a "+" suffix: the value of k1/k3, the gradient
-// of k2); RAGEN's pinned verl has none and spec §4.4 lists kl, abs, mse and
-// low_var_kl, so ragen-go rejects the name rather than guess.
+// straight-through variants (a "+" suffix: the value of k1/k3, the gradient of
+// k2); RAGEN's pinned verl has none and docs/ragen.md#policy-loss lists kl,
+// abs, mse and low_var_kl, so ragen-go rejects the name rather than guess.
 func TestKLUnsupported(t *testing.T) {
 	var full, plus struct {
 		NotImplemented bool    `json:"not_implemented"`

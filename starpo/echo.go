@@ -5,7 +5,8 @@ import (
 	"slices"
 )
 
-// EchoWatch flags the Echo Trap's warning signs (paper §4.1, spec §5):
+// EchoWatch flags the Echo Trap's warning signs (paper §4.1,
+// docs/ragen.md#metrics):
 // in-group reward std and rollout entropy collapsing, the early warnings,
 // and gradient-norm spikes, the mark of irreversible collapse. The paper
 // reads them from EMA-smoothed curves; so does the watch:

@@ -56,7 +56,7 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, rec *Recorder) (*B
 	}
 	var err error
 	// RAGEN normalises by initial-state group before the filter sees the
-	// scores (spec §3.8 step 6), and not at all with turn scores.
+	// scores (docs/ragen.md#rewards), and not at all with turn scores.
 	if !a.UseTurnScores {
 		if scores, err = advantage.NormalizeScores(scores, groups, a.RewardNorm); err != nil {
 			return nil, err

@@ -100,7 +100,7 @@ func (t *Tokenizer) specialTokenVars() map[string]any {
 // GenerationPrefix is the text RAGEN appends after the generation prompt to
 // force the model to open its reasoning (<think>) or, with thinking off, its
 // answer (<answer>). The model's output continues it, so parsing prepends it
-// again (docs/ragen.md, "Prompts").
+// again (docs/ragen.md#prompts).
 func GenerationPrefix(enableThink bool) string {
 	if enableThink {
 		return "<think>"

@@ -162,8 +162,8 @@ func corpus(tb testing.TB, size int) string {
 	return b.String()
 }
 
-// ragenTurn is a user message of a RAGEN rollout (spec §3.2) with a random
-// Sokoban or FrozenLake state.
+// ragenTurn is a user message of a RAGEN rollout (docs/ragen.md#prompts) with
+// a random Sokoban or FrozenLake state.
 func ragenTurn(rng *rand.Rand) string {
 	var grid strings.Builder
 	if rng.IntN(2) == 0 {

@@ -1,11 +1,13 @@
-// Package advantage holds StarPO's per-trajectory RL math on plain Go
-// slices: reward placement on tokens, group reward normalisation, the
-// StarPO-S rollout filter, GAE with masked whitening and the GRPO outcome
-// advantage (spec §3.8, §4.2, §4.3). Names follow verl's core_algos.
+// Package advantage holds StarPO's per-trajectory RL math on plain Go slices:
+// reward placement on tokens, group reward normalisation, the StarPO-S rollout
+// filter, GAE with masked whitening and the GRPO outcome advantage
+// (docs/ragen.md#rewards, #filter, #advantages). Names follow verl's
+// core_algos.
 //
 // Layout. A batch is [B][T] in response coordinates: position j of a row
 // gates the log-probability of token j+1 given tokens ≤ j, so the mask is
-// the one-token-shifted loss mask of spec §3.8 step 4. Masks hold 0 or 1;
+// the one-token-shifted loss mask of
+// docs/ragen.md#training-sequence. Masks hold 0 or 1;
 // a position is trained when its mask entry is not 0.
 //
 // Masked positions. The masked reductions here select positions instead of

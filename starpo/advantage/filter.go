@@ -36,7 +36,8 @@ type FilterStats struct {
 	ChosenInGroupMean float64 // rollout/chosen_in_group_mean
 }
 
-// Metrics returns the statistics under RAGEN's metric names (spec §5).
+// Metrics returns the statistics under RAGEN's metric names
+// (docs/ragen.md#metrics).
 func (s FilterStats) Metrics() map[string]float64 {
 	return map[string]float64{
 		"rollout/in_group_std":         s.InGroupStd,
@@ -48,9 +49,9 @@ func (s FilterStats) Metrics() map[string]float64 {
 	}
 }
 
-// FilterGroups is StarPO-S's rollout filter, RAGEN's _filter_rollout (spec
-// §4.2 step 2): it keeps the prompt groups whose rewards disagree most.
-// scores holds one score per trajectory, groups of groupSize contiguous
+// FilterGroups is StarPO-S's rollout filter, RAGEN's _filter_rollout
+// (docs/ragen.md#filter): it keeps the prompt groups whose rewards disagree
+// most. scores holds one score per trajectory, groups of groupSize contiguous
 // trajectories (group g is scores[g·groupSize : (g+1)·groupSize]); they are
 // the normalised, penalised scores of NormalizeScores, as in RAGEN.
 //

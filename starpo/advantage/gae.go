@@ -2,7 +2,7 @@ package advantage
 
 // GAE is verl's compute_gae_advantage_return before whitening: generalised
 // advantage estimation by a backward recursion over every position of each
-// row, trained or not (spec §4.3):
+// row, trained or not (docs/ragen.md#advantages):
 //
 //	δ_t = r_t + γ·V_{t+1} − V_t,   A_t = δ_t + γλ·A_{t+1},   V_T = A_T = 0
 //	returns_t = A_t + V_t

@@ -29,7 +29,7 @@ func (m RewardNorm) Check() error {
 // normStdFloor is RAGEN's threshold below which a group has no spread.
 const normStdFloor = 1e-6
 
-// NormalizeScores is RAGEN's _normalize_score_tensor (spec §3.8 step 6):
+// NormalizeScores is RAGEN's _normalize_score_tensor (docs/ragen.md#rewards):
 // it normalises each trajectory's score (turn rewards plus penalty, added
 // by the caller) within its group. groups[i] is trajectory i's group id
 // (the caller's choice of grouping: group_id for "state", a tag index for

@@ -2,7 +2,7 @@ package advantage
 
 import "fmt"
 
-// Rewards on tokens (spec §3.8 step 5). A row is in response coordinates:
+// Rewards on tokens (docs/ragen.md#rewards). A row is in response coordinates:
 // position j has input token j and target token j+1, and mask is the
 // shifted loss mask. A trajectory ends "… <|im_end|> \n": the last
 // position, the last 1 of the mask, is the one whose input is the final
@@ -12,8 +12,8 @@ import "fmt"
 
 // finalPosition is where a trajectory's reward goes: the last trained
 // position, or the last column when the mask has none. With a sequence that
-// ends with an assistant turn, as §3.8 builds them, this is RAGEN's column
-// −1.
+// ends with an assistant turn, as RAGEN builds them
+// (docs/ragen.md#training-sequence), this is RAGEN's column −1.
 func finalPosition(mask []float64) int {
 	for j := len(mask) - 1; j >= 0; j-- {
 		if mask[j] != 0 {

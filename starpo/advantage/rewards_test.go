@@ -12,10 +12,10 @@ const (
 	tN = 10
 )
 
-// shiftedMask builds spec §3.8's loss mask from token ids: turn indicator =
-// running count of S, trained where it is odd and > 1 (assistant turns),
-// then the last column dropped. It also returns the index of each
-// assistant turn's E.
+// shiftedMask builds RAGEN's loss mask (docs/ragen.md#training-sequence) from
+// token ids: turn indicator = running count of S, trained where it is odd and
+// > 1 (assistant turns), then the last column dropped. It also returns the
+// index of each assistant turn's E.
 func shiftedMask(ids []int) (mask []float64, turnEnds []int) {
 	turn := 0
 	full := make([]float64, len(ids))

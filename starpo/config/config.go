@@ -1,5 +1,5 @@
 // Package config is the typed configuration of a StarPO run, the one place
-// its settings are defined: RAGEN's defaults (spec §1.3, §9.11), YAML
+// its settings are defined: RAGEN's defaults (docs/ragen.md#defaults), YAML
 // presets in configs/, --set overrides, unknown keys rejected, every value
 // validated once on loading, the effective config saved with the run. The
 // modes are the math packages' own types (advantage.Estimator, FilterType,

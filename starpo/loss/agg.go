@@ -13,18 +13,18 @@ import (
 type AggMode string
 
 // The aggregation modes, with L the loss matrix, m the mask, n_b = Σ_t m_bt.
-// They are RAGEN's pinned verl's agg_loss (spec §0, §4.4), which later verl
-// changed; parity/ checks the relation against verl 0.9.1. verl 0.9.1 leaves
-// rows without a trained token out of the seq-mean averages, divides
-// seq-mean-token-sum-norm by that row count as well as by T, and divides
-// token-mean by Σ m without the 1e-8. ragen-go keeps the pinned semantics on
-// purpose; under RAGEN's setting, "loss_agg_mode: token-mean" (spec §1.3),
-// the two agree to 1e-8/Σ m.
+// They are RAGEN's pinned verl's agg_loss (docs/ragen.md#sources,
+// #policy-loss), which later verl changed; parity/ checks the relation against
+// verl 0.9.1. verl 0.9.1 leaves rows without a trained token out of the
+// seq-mean averages, divides seq-mean-token-sum-norm by that row count as well
+// as by T, and divides token-mean by Σ m without the 1e-8. ragen-go keeps the
+// pinned semantics on purpose; under RAGEN's setting, "loss_agg_mode:
+// token-mean" (docs/ragen.md#defaults), the two agree to 1e-8/Σ m.
 const (
 	// TokenMean is Σ L·m / (Σ m + 1e-8): every trained token of the batch
 	// weighs the same. verl's default; RAGEN applies it per micro-batch of
 	// one sequence, which makes it SeqMeanTokenMean at mini-batch level
-	// (spec §4.4).
+	// (docs/ragen.md#policy-loss).
 	TokenMean AggMode = "token-mean"
 	// SeqMeanTokenSum is mean_b Σ_t L·m: each sequence's summed loss.
 	SeqMeanTokenSum AggMode = "seq-mean-token-sum"

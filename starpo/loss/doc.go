@@ -1,6 +1,6 @@
-// Package loss holds StarPO's tensor-side losses: verl's agg_loss, the
-// clipped PPO policy loss with dual clip, the clipped value loss, the
-// entropy term and the KL estimators (spec §4.4, §4.5). Names and
+// Package loss holds StarPO's tensor-side losses: verl's agg_loss, the clipped
+// PPO policy loss with dual clip, the clipped value loss, the entropy term and
+// the KL estimators (docs/ragen.md#policy-loss, #value-loss). Names and
 // conventions follow verl's core_algos.
 //
 // Every per-token input is a [B, T] tensor in response coordinates, with a
@@ -12,9 +12,9 @@
 // reductions accumulate in fp32, or fp64 for fp64 inputs.
 //
 // Each loss comes back as a scalar tensor that holds the autograd graph (the
-// caller backpropagates through it and drops it), together with its metrics
-// as plain Go numbers under RAGEN's metric names (spec §5). Temporaries are
-// dropped before returning. A libtorch failure comes back as an error; no
-// function here exits the process. All calls belong on the one OS thread
-// that runs libtorch work.
+// caller backpropagates through it and drops it), together with its metrics as
+// plain Go numbers under RAGEN's metric names (docs/ragen.md#metrics).
+// Temporaries are dropped before returning. A libtorch failure comes back as
+// an error; no function here exits the process. All calls belong on the one OS
+// thread that runs libtorch work.
 package loss

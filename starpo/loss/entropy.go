@@ -6,11 +6,11 @@ import (
 	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
-// EntropyLoss is the entropy term of the actor loss: agg(H) over the
-// trained positions, H [B, T] the per-token categorical entropy of the
-// policy (spec §4.4; the actor subtracts entropy_coeff 0.001 times it). It
-// returns the scalar tensor and its value, the metric actor/entropy_loss.
-// An unknown mode or mismatched shapes are errors.
+// EntropyLoss is the entropy term of the actor loss: agg(H) over the trained
+// positions, H [B, T] the per-token categorical entropy of the policy
+// (docs/ragen.md#policy-loss; the actor subtracts entropy_coeff 0.001 times
+// it). It returns the scalar tensor and its value, the metric
+// actor/entropy_loss. An unknown mode or mismatched shapes are errors.
 func EntropyLoss(entropy, mask *ts.Tensor, mode AggMode) (loss *ts.Tensor, v float64, err error) {
 	if err := mode.Check(); err != nil {
 		return nil, 0, err

@@ -25,8 +25,8 @@ const (
 	lowVarClamp    = 10.0
 )
 
-// KL is verl's kl_penalty: a per-token estimate [B, T] of KL(π ‖ π_ref)
-// from the log-probabilities of the sampled tokens (spec §4.4):
+// KL is verl's kl_penalty: a per-token estimate [B, T] of KL(π ‖ π_ref) from
+// the log-probabilities of the sampled tokens (docs/ragen.md#policy-loss):
 //
 //	kl, k1          d = logp − ref
 //	abs             |d|
@@ -37,7 +37,8 @@ const (
 // mask). logp and refLogp have the same shape. An unknown kind is an error,
 // "full" (NotImplementedError in verl too) and verl 0.9.1's straight-through
 // names ("k1+", "k3+": the value of k1/k3 with k2's gradient) included:
-// RAGEN's pinned verl has neither (spec §4.4 lists kl, abs, mse, low_var_kl).
+// RAGEN's pinned verl has neither (docs/ragen.md#policy-loss lists kl, abs,
+// mse, low_var_kl).
 func KL(logp, refLogp *ts.Tensor, kind KLType) (kl *ts.Tensor, err error) {
 	if err := kind.Check(); err != nil {
 		return nil, err
@@ -54,8 +55,8 @@ type KLOptions struct {
 	Agg  AggMode // loss_agg_mode
 }
 
-// KLLoss is the actor's KL loss: agg(KL(logp, ref, o.Type)) over the
-// trained positions of mask (spec §4.4; added with kl_loss_coef when
+// KLLoss is the actor's KL loss: agg(KL(logp, ref, o.Type)) over the trained
+// positions of mask (docs/ragen.md#policy-loss; added with kl_loss_coef when
 // use_kl_loss). It returns the scalar tensor and its value, the metric
 // actor/kl_loss. An unknown estimator or mode, or mismatched shapes, are
 // errors.

@@ -22,7 +22,7 @@ type PolicyMetrics struct {
 	PGClipFracLower float64 // actor/pg_clipfrac_lower: share of tokens where the dual clip binds (A < 0)
 }
 
-// Metrics returns the metrics under RAGEN's names (spec §5).
+// Metrics returns the metrics under RAGEN's names (docs/ragen.md#metrics).
 func (p PolicyMetrics) Metrics() map[string]float64 {
 	return map[string]float64{
 		"actor/pg_loss":           p.PGLoss,
@@ -42,7 +42,8 @@ type PolicyOptions struct {
 }
 
 // PolicyLoss is verl's compute_policy_loss: PPO's clipped surrogate with
-// decoupled ("clip-higher") bounds and dual clip (spec §4.4). Per token,
+// decoupled ("clip-higher") bounds and dual clip (docs/ragen.md#policy-loss).
+// Per token,
 //
 //	ρ    = exp(clamp(logp − logp_old, −20, 20))
 //	pg1  = −A·ρ,  pg2 = −A·clip(ρ, 1 − ClipLow, 1 + ClipHigh)

@@ -17,7 +17,7 @@ type ValueMetrics struct {
 	VPredMean  float64 // critic/vpred_mean: masked mean of the predicted values
 }
 
-// Metrics returns the metrics under RAGEN's names (spec §5).
+// Metrics returns the metrics under RAGEN's names (docs/ragen.md#metrics).
 func (v ValueMetrics) Metrics() map[string]float64 {
 	return map[string]float64{
 		"critic/vf_loss":     v.VFLoss,
@@ -33,8 +33,8 @@ type ValueOptions struct {
 	Agg  AggMode // loss_agg_mode
 }
 
-// ValueLoss is verl's compute_value_loss, the clipped critic loss (spec
-// §4.5):
+// ValueLoss is verl's compute_value_loss, the clipped critic loss
+// (docs/ragen.md#value-loss):
 //
 //	v_clip = clip(v, v_old − Clip, v_old + Clip)
 //	loss   = ½ · agg(max((v − R)², (v_clip − R)²))

@@ -9,9 +9,9 @@ import (
 )
 
 // Config is the environment-state manager's configuration: RAGEN's
-// es_manager.{train,val}.env_configs and the agent_proxy and es_manager
-// fields a rollout reads (spec §1.3, §4.1). The response token limit is the
-// generator's business and is not here.
+// es_manager.{train,val}.env_configs and the agent_proxy and es_manager fields
+// a rollout reads (docs/ragen.md#defaults, #rollout). The response token limit
+// is the generator's business and is not here.
 type Config struct {
 	Tags              []string // environment tags, in env-id order
 	NGroups           []int    // groups per tag, aligned with Tags

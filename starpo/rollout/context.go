@@ -10,7 +10,8 @@ import (
 	"github.com/ragen-go/ragen/tokenizer"
 )
 
-// SystemPrompt is RAGEN's system message, trailing space included (spec §3.2).
+// SystemPrompt is RAGEN's system message, trailing space included
+// (docs/ragen.md#prompts).
 const SystemPrompt = "You're a helpful assistant. "
 
 // Sequence is one token sequence of a trajectory, in token coordinates:
@@ -34,7 +35,8 @@ func (m *Manager) format() string {
 	return "<answer> [your answer] </answer>"
 }
 
-// stateBlock is the "State:" block of a turn (spec §3.2), newline-terminated.
+// stateBlock is the "State:" block of a turn (docs/ragen.md#prompts),
+// newline-terminated.
 func (m *Manager) stateBlock(e Entry, maxTokens int) string {
 	return "State:\n" + e.State + "\nYou have " + strconv.Itoa(e.ActionsLeft) +
 		" actions left. Always output: " + m.format() +
@@ -65,7 +67,7 @@ func (m *Manager) nextUser(prev Entry, k int, e Entry, maxTokens int) string {
 
 // window is the history a turn's prompt shows: entries up to and including
 // entry t, the last MaxContextWindow of them when that is positive, with
-// turn numbering restarting at 1 (spec §3.6).
+// turn numbering restarting at 1 (docs/ragen.md#context-window).
 func (m *Manager) window(h []Entry, t int) []Entry {
 	lo := 0
 	if k := m.cfg.MaxContextWindow; k > 0 {

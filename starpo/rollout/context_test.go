@@ -98,8 +98,9 @@ func checkSequence(t *testing.T, s Sequence, gens []Generation) {
 }
 
 // TestGoldenSokobanTwoTurns pins the text of a two-turn Sokoban episode: the
-// turn-2 prompt and the update sequence. The anchors below are spec §3.2
-// written out by hand, so the golden file cannot drift from the spec.
+// turn-2 prompt and the update sequence. The anchors below are RAGEN's layout
+// (docs/ragen.md#prompts) written out by hand, so the golden file cannot drift
+// from it.
 func TestGoldenSokobanTwoTurns(t *testing.T) {
 	m := newTestManager(t, testConfig("SimpleSokoban", 1, 1), 10000)
 	sol, ok := m.envs[0].env.(envs.Solver).Solve()
@@ -147,7 +148,7 @@ func TestGoldenSokobanTwoTurns(t *testing.T) {
 		"<|im_start|>user\nReward:\n" + envs.PyFloat(h[0].Reward) + "\n\nTurn 2:\n" + block(h[1]) + "<|im_end|>\n" +
 		"<|im_start|>assistant\n<think>" + replies[1].text + "<|im_end|>\n"
 	if final != hand {
-		t.Fatalf("trajectory text differs from spec §3.2 written out:\n got %q\nwant %q", final, hand)
+		t.Fatalf("trajectory text differs from RAGEN's layout written out:\n got %q\nwant %q", final, hand)
 	}
 	if h[1].ActionsLeft != 9 || len(h[0].Actions) != 1 {
 		t.Fatalf("after one move: actions left %d, actions %v", h[1].ActionsLeft, h[0].Actions)

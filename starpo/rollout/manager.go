@@ -12,9 +12,9 @@ import (
 
 // Manager holds a batch of environments and their episodes: RAGEN's
 // EnvStateManager together with the context manager's prompt building
-// (spec §3, §4.1). Environment i has env id i and group id i / GroupSize;
-// groups are numbered across tags in Config order. With a Shard the
-// manager holds only its share, under the same global ids; the methods'
+// (docs/ragen.md#prompts, #rollout). Environment i has env id i and group id i
+// / GroupSize; groups are numbered across tags in Config order. With a Shard
+// the manager holds only its share, under the same global ids; the methods'
 // indices are positions in that share.
 //
 // The methods are not safe for concurrent use; Reset and Step run the

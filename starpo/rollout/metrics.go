@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// Metrics are rollout metrics by RAGEN's names (spec §5), without the
-// train/ or val-env/ prefix, which the caller adds.
+// Metrics are rollout metrics by RAGEN's names (docs/ragen.md#metrics),
+// without the train/ or val-env/ prefix, which the caller adds.
 type Metrics map[string]float64
 
 // ComputeMetrics gives, for each tag, the means over its environments of

@@ -39,11 +39,11 @@ type Trajectory struct {
 	Messages          []tokenizer.Message // the whole chat with raw responses, for inspection
 }
 
-// Run plays one rollout from the current Reset (spec §4.1): up to MaxTurn
-// times it prompts the active environments, generates, and steps them,
+// Run plays one rollout from the current Reset (docs/ragen.md#rollout): up to
+// MaxTurn times it prompts the active environments, generates, and steps them,
 // stopping early when none is active. It returns every environment's
-// trajectory, in env-id order, and the rollout metrics. Call Reset before
-// each Run.
+// trajectory, in env-id order, and the rollout metrics. Call Reset before each
+// Run.
 func (m *Manager) Run(gen Generator) ([]Trajectory, Metrics, error) {
 	if !m.reset {
 		return nil, nil, errors.New("rollout: Run needs a Reset before each rollout")
@@ -79,8 +79,9 @@ func (m *Manager) Run(gen Generator) ([]Trajectory, Metrics, error) {
 	return trajs, ComputeMetrics(trajs, m.cfg.GroupSize), nil
 }
 
-// Trajectories formulates every environment's episode so far (spec §3.8,
-// with the sampled ids kept: see the package doc).
+// Trajectories formulates every environment's episode so far
+// (docs/ragen.md#training-sequence, with the sampled ids kept: see the package
+// doc).
 func (m *Manager) Trajectories() ([]Trajectory, error) {
 	out := make([]Trajectory, len(m.envs))
 	err := parallel(len(m.envs), func(i int) (err error) {

@@ -14,7 +14,7 @@ type Generation struct {
 	Text     string    // the ids decoded with special tokens skipped
 }
 
-// Apply feeds environment i's answer to it (spec §3.4, §3.5, §4.1): the
+// Apply feeds environment i's answer to it (docs/ragen.md#parsing): the
 // text is parsed, the valid actions up to the episode's remaining budget are
 // executed in order until one ends the episode, the format penalty is added
 // when the answer earns it, and the episode-end rules are applied. The

@@ -75,11 +75,11 @@ func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, imp Imperfection, s
 	}
 }
 
-// PlaceholderAnswer is what an Imperfection.Invalid turn answers: the
-// format instruction's placeholder copied verbatim ("Always output:
-// <answer> [your answer] </answer>", spec §3.3), a failure of models that
-// have not learned the format. It names no action, so the turn moves
-// nothing and takes RAGEN's format penalty.
+// PlaceholderAnswer is what an Imperfection.Invalid turn answers: the format
+// instruction's placeholder copied verbatim ("Always output: <answer> [your
+// answer] </answer>", docs/ragen.md#prompts), a failure of models that have
+// not learned the format. It names no action, so the turn moves nothing and
+// takes RAGEN's format penalty.
 const PlaceholderAnswer = "[your answer]"
 
 // Imperfection is how an expert's demonstrations depart from its solver.
