@@ -39,9 +39,11 @@ func (t *Trainer) Advantages(b *Batch, rec *Recorder) (err error) {
 	}
 	m := rec.Metrics
 	if b.OldValues != nil {
-		if m["critic/vf_explained_var"], err = explainedVariance(b.Returns, b.OldValues, b.Resp, t.sum("explained variance")); err != nil {
+		ev, err := explainedVariance(b.Returns, b.OldValues, b.Resp, t.sum("explained variance"))
+		if err != nil {
 			return err
 		}
+		m["critic/vf_explained_var"] = ev
 		if m["critic/values/mean"], err = maskedMean(b.OldValues, b.Resp, t.sum("value mean")); err != nil {
 			return err
 		}

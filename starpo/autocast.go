@@ -26,7 +26,8 @@ func (t *Trainer) checkDevicePaths() error {
 	if t.Cfg.Rollout.CUDAGraphs {
 		// The decoder's own check (a CUDA device and a build with the shim).
 		if err := cudagraph.Available(t.Actor.Device); err != nil {
-			return fmt.Errorf("rollout.cuda_graphs: %w: set rollout.cuda_graphs false (rollout.static_cache alone runs anywhere)", err)
+			return fmt.Errorf("rollout.cuda_graphs: %w: set rollout.cuda_graphs false (rollout.static_cache alone "+
+				"runs anywhere)", err)
 		}
 	}
 	return t.checkAutocast()
@@ -42,7 +43,8 @@ func (t *Trainer) checkAutocast() error {
 		return fmt.Errorf("algorithm.autocast %q is not off (\"\") or bf16", t.Cfg.Algorithm.Autocast)
 	}
 	if dev := t.Actor.Device; !dev.IsCuda() && !autocastOnCPU {
-		return fmt.Errorf("algorithm.autocast bf16 runs the updates on a CUDA device only; the actor is on the CPU (bf16 matmuls are slower than fp32 there, and the CPU path stays exact): leave algorithm.autocast off")
+		return fmt.Errorf("algorithm.autocast bf16 runs the updates on a CUDA device only; the actor is on the CPU " +
+			"(bf16 matmuls are slower than fp32 there, and the CPU path stays exact): leave algorithm.autocast off")
 	}
 	for _, m := range []struct {
 		name string
@@ -50,7 +52,8 @@ func (t *Trainer) checkAutocast() error {
 		on   bool
 	}{{"actor", t.Actor.DType, true}, {"critic", criticDType(t), t.Critic != nil}} {
 		if m.on && m.dt != gotch.Float {
-			return fmt.Errorf("algorithm.autocast bf16 keeps fp32 master weights, but the %s is held in %s: set dtype fp32", m.name, model.DTypeFlag(m.dt))
+			return fmt.Errorf("algorithm.autocast bf16 keeps fp32 master weights, but the %s is held in %s: set "+
+				"dtype fp32", m.name, model.DTypeFlag(m.dt))
 		}
 	}
 	return nil

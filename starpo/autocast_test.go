@@ -33,11 +33,13 @@ func TestTrainerStepAutocastMatchesFP32(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got["rollout/in_group_std"] != want["rollout/in_group_std"] || got["train/SimpleSokoban/success"] != want["train/SimpleSokoban/success"] {
+	if got["rollout/in_group_std"] != want["rollout/in_group_std"] ||
+		got["train/SimpleSokoban/success"] != want["train/SimpleSokoban/success"] {
 		t.Fatalf("the two trainers rolled out differently: %v vs %v", got, want)
 	}
 	bitEqual := true
-	for _, k := range []string{"actor/pg_loss", "actor/grad_norm", "critic/vf_loss", "critic/grad_norm", "actor/entropy_loss"} {
+	for _, k := range []string{"actor/pg_loss", "actor/grad_norm", "critic/vf_loss", "critic/grad_norm",
+		"actor/entropy_loss"} {
 		g, w := got[k], want[k]
 		rel := math.Abs(g-w) / math.Max(math.Abs(w), 1e-6)
 		if math.IsNaN(g) || rel > autocastTol {
@@ -61,7 +63,8 @@ func TestTrainerStepAutocastMatchesFP32(t *testing.T) {
 func TestDevicePathsRefusedOnCPU(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 1, 2, 1)
 	tr.Cfg.Algorithm.Autocast = AutocastBF16
-	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "algorithm.autocast bf16 runs the updates on a CUDA device only") {
+	if _, err := tr.Step(0); err == nil || !strings.Contains(err.Error(), "algorithm.autocast bf16 runs the updates "+
+		"on a CUDA device only") {
 		t.Fatalf("autocast on the CPU: %v", err)
 	}
 	tr.Cfg.Algorithm.Autocast = "fp8"

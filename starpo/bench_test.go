@@ -34,7 +34,8 @@ func BenchmarkTrainStep50M(b *testing.B) {
 	cfg.Algorithm.FilterRatio, cfg.Algorithm.MicroBatch = 0.5, 4
 	cfg.Actor.LR, cfg.Critic.LR = 1e-5, 1e-4
 	dir := filepath.Join(b.TempDir(), "m")
-	rc := cfg.RolloutConfig(config.Envs{Tags: cfg.Train.Tags, NGroups: cfg.Train.NGroups, EnvGroups: 4, GroupSize: 1}, 1)
+	rc := cfg.RolloutConfig(config.Envs{Tags: cfg.Train.Tags, NGroups: cfg.Train.NGroups, EnvGroups: 4, GroupSize: 1},
+		1)
 	mgr, err := rollout.NewManager(rc, base)
 	if err != nil {
 		b.Fatal(err)
@@ -79,7 +80,8 @@ func BenchmarkTrainStep50M(b *testing.B) {
 		}
 	}
 	b.StopTimer()
-	for _, k := range []string{"timing_s/gen", "timing_s/adv", "timing_s/update_critic", "timing_s/update_actor", "timing_s/step"} {
+	for _, k := range []string{"timing_s/gen", "timing_s/adv", "timing_s/update_critic", "timing_s/update_actor",
+		"timing_s/step"} {
 		b.ReportMetric(sums[k], k[len("timing_s/"):]+"_s")
 	}
 	b.ReportMetric(sums["perf/gen_tokens_per_s"], "gen_tok/s")

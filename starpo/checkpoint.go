@@ -107,9 +107,11 @@ func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
 	_, err = os.Stat(filepath.Join(dir, "critic.safetensors"))
 	switch hasCritic := err == nil; {
 	case hasCritic && t.Critic == nil:
-		return 0, fmt.Errorf("checkpoint %s has a critic, but this run trains none (algorithm.adv_estimator is not gae): resume with the config it was saved with", dir)
+		return 0, fmt.Errorf("checkpoint %s has a critic, but this run trains none (algorithm.adv_estimator is not "+
+			"gae): resume with the config it was saved with", dir)
 	case !hasCritic && t.Critic != nil:
-		return 0, fmt.Errorf("checkpoint %s has no critic (a GRPO run), but this run trains one (algorithm.adv_estimator gae): resume with the config it was saved with", dir)
+		return 0, fmt.Errorf("checkpoint %s has no critic (a GRPO run), but this run trains one "+
+			"(algorithm.adv_estimator gae): resume with the config it was saved with", dir)
 	case hasCritic:
 		if err := loadParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
 			return 0, err

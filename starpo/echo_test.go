@@ -19,7 +19,8 @@ func TestEchoWatch(t *testing.T) {
 	}
 	m := steady()
 	m["actor/grad_norm"] = 50
-	if f := w.Observe(m); !slices.Equal(f, []string{"grad_norm_spike"}) || m["warn/echo_trap"] != 1 || m["warn/grad_norm_spike"] != 1 {
+	if f := w.Observe(m); !slices.Equal(f, []string{"grad_norm_spike"}) || m["warn/echo_trap"] != 1 ||
+		m["warn/grad_norm_spike"] != 1 {
 		t.Fatalf("spike: fired %v, metrics %v", f, m)
 	}
 	var fired []string

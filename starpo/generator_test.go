@@ -43,7 +43,8 @@ func TestModelRollout(t *testing.T) {
 		if err := mgr.Reset(rc.TrainSeed(0)); err != nil {
 			t.Fatal(err)
 		}
-		gen, release := NewGenerator(m, tok, GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 6, Seed: 5, Stop: []string{"</answer>"}})
+		gen, release := NewGenerator(m, tok, GenOptions{Sampling: model.Sampling{Temperature: 1, TopP: 1}, MaxTokens: 6,
+			Seed: 5, Stop: []string{"</answer>"}})
 		trajs, metrics, err := mgr.Run(gen)
 		release()
 		if err != nil {
@@ -69,7 +70,8 @@ func TestModelRollout(t *testing.T) {
 			}
 		}
 		if sampled == 0 || sampled != tr.ResponseTokens || sampled > 2*6 {
-			t.Fatalf("trajectory %d: %d masked tokens, %d response tokens (2 turns × ≤6)", i, sampled, tr.ResponseTokens)
+			t.Fatalf("trajectory %d: %d masked tokens, %d response tokens (2 turns × ≤6)", i, sampled,
+				tr.ResponseTokens)
 		}
 		if tr.Penalty >= 0 {
 			t.Errorf("trajectory %d: noise answers got no format penalty (%v)", i, tr.Penalty)

@@ -68,7 +68,8 @@ func (r *Run) writeTrainTrajectories(step int, trajs []rollout.Trajectory) error
 	if !r.Trainer.Dist.Main() || every == 0 || (step+1)%every != 0 && step+1 != r.Cfg.Steps {
 		return nil
 	}
-	return rollout.WriteTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1)), trajs)
+	path := filepath.Join(r.Dir, "trajectories", fmt.Sprintf("train-step-%06d.jsonl", step+1))
+	return rollout.WriteTrajectories(path, trajs)
 }
 
 // write appends one metrics line; values that are not finite (a skipped

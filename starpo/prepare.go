@@ -114,7 +114,8 @@ func (t *Trainer) placeRewards(kept []rollout.Trajectory, score map[int]float64)
 			// whole episode.
 			b.Rewards[i] = advantage.PlaceScore(b.Resp[i], score[tr.EnvID])
 		case len(tr.PerTurn) > 0 && turn[i] >= len(tr.TurnRewards):
-			err = fmt.Errorf("trajectory %d: turn %d has no reward (%d turn rewards)", tr.EnvID, turn[i]+1, len(tr.TurnRewards))
+			err = fmt.Errorf("trajectory %d: turn %d has no reward (%d turn rewards)", tr.EnvID, turn[i]+1,
+				len(tr.TurnRewards))
 		case len(tr.PerTurn) > 0:
 			// One turn of a windowed episode: the return from this turn on,
 			// which is what the whole episode's GAE gives its tokens at γ = 1.
@@ -169,7 +170,8 @@ func (t *Trainer) klInReward(b *Batch, rec *Recorder) (err error) {
 			n++
 		}
 	}
-	rec.Metrics["actor/reward_kl_penalty"], rec.Metrics["actor/reward_kl_penalty_coeff"] = total/math.Max(n, 1), a.KLCoef
+	rec.Metrics["actor/reward_kl_penalty"] = total / math.Max(n, 1)
+	rec.Metrics["actor/reward_kl_penalty_coeff"] = a.KLCoef
 	return nil
 }
 

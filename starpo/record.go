@@ -55,7 +55,8 @@ func (r *Recorder) Finish() map[string]float64 {
 	r.Metrics["perf/train_tokens_per_s"] = r.tokens / r.updateS
 	r.Time("step", r.start)
 	mem := torchrt.ReadMemory()
-	r.Metrics["perf/memory_mb"], r.Metrics["perf/max_memory_mb"] = float64(mem.Resident)/(1<<20), float64(mem.Peak)/(1<<20)
+	r.Metrics["perf/memory_mb"] = float64(mem.Resident) / (1 << 20)
+	r.Metrics["perf/max_memory_mb"] = float64(mem.Peak) / (1 << 20)
 	return r.Metrics
 }
 

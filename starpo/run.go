@@ -34,9 +34,9 @@ type Run struct {
 	LastVal     rollout.Metrics // the latest validation's metrics
 	StartVal    rollout.Metrics // the step-0 validation's metrics: the starting model's (nil after a --resume)
 	Interrupted bool            // Stop ended the run early (a checkpoint was saved, nothing exported)
-	CheckEvery  int             // data parallel: compare the ranks' weights every this many steps (and at the end); 0 = only at the end
+	CheckEvery  int             // data parallel: compare the ranks' weights every N steps and at the end (0: end only)
 	metrics     *os.File
-	firstVal    map[string]float64 // success per tag at the run's first validation, for the console's change since the start
+	firstVal    map[string]float64 // success per tag at the first validation (the console's change since the start)
 }
 
 // NewRun loads the models and builds the trainer; nothing is written yet.
@@ -57,10 +57,10 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 		actor.Drop()
 		return nil, err
 	}
-	if t.ActorLR, err = optim.NewSchedule(cfg.Actor.LR, cfg.Actor.WarmupSteps, cfg.Actor.WarmupRatio, cfg.Steps); err != nil {
+	if t.ActorLR, err = schedule(cfg.Actor, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("actor: %w", err)
 	}
-	if t.CriticLR, err = optim.NewSchedule(cfg.Critic.LR, cfg.Critic.WarmupSteps, cfg.Critic.WarmupRatio, cfg.Steps); err != nil {
+	if t.CriticLR, err = schedule(cfg.Critic, cfg.Steps); err != nil {
 		return nil, fmt.Errorf("critic: %w", err)
 	}
 	if cfg.Algorithm.UseKLLoss || cfg.Algorithm.UseKLInReward {
@@ -100,6 +100,11 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 		return nil, fmt.Errorf("validation environments: %w", err)
 	}
 	return &Run{Cfg: cfg, Dir: out, Model: modelDir, Trainer: t, Val: val}, nil
+}
+
+// schedule is o's learning rate per step of a run of steps.
+func schedule(o config.Optim, steps int) (optim.Schedule, error) {
+	return optim.NewSchedule(o.LR, o.WarmupSteps, o.WarmupRatio, steps)
 }
 
 func optimOptions(o config.Optim) optim.Options {
@@ -221,7 +226,8 @@ func (r *Run) export() error {
 		return nil
 	}
 	a, exp := r.Trainer.Actor, filepath.Join(r.Dir, "export")
-	if err := model.Export(a.Cfg, a.Params(), exp, model.ExportOptions{DType: a.DType, TokenizerFrom: r.Model}); err != nil {
+	opts := model.ExportOptions{DType: a.DType, TokenizerFrom: r.Model}
+	if err := model.Export(a.Cfg, a.Params(), exp, opts); err != nil {
 		return fmt.Errorf("exporting the policy: %w", err)
 	}
 	log.Info().Str("export", exp).Msg("policy exported in HuggingFace layout")

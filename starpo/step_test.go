@@ -83,7 +83,8 @@ func TestTrainerStep(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, k := range []string{"actor/pg_loss", "actor/pg_clipfrac", "actor/entropy_loss", "actor/grad_norm", "critic/vf_loss", "critic/grad_norm", "rollout/in_group_std", "train/SimpleSokoban/success", "timing_s/step"} {
+	for _, k := range []string{"actor/pg_loss", "actor/pg_clipfrac", "actor/entropy_loss", "actor/grad_norm",
+		"critic/vf_loss", "critic/grad_norm", "rollout/in_group_std", "train/SimpleSokoban/success", "timing_s/step"} {
 		v, ok := met[k]
 		if !ok || math.IsNaN(v) || math.IsInf(v, 0) {
 			t.Errorf("metric %s = %v (present %v)", k, v, ok)
@@ -109,7 +110,8 @@ func TestTrainerStep(t *testing.T) {
 		t.Error("critic head did not change")
 	}
 	t.Logf("pg_loss %.4g vf_loss %.4g entropy %.4g actor grad %.3g critic grad %.3g",
-		met["actor/pg_loss"], met["critic/vf_loss"], met["actor/entropy_loss"], met["actor/grad_norm"], met["critic/grad_norm"])
+		met["actor/pg_loss"], met["critic/vf_loss"], met["actor/entropy_loss"],
+		met["actor/grad_norm"], met["critic/grad_norm"])
 }
 
 // Resuming from a checkpoint continues exactly: step 1 after save+load

@@ -34,12 +34,13 @@ func (t *Trainer) UpdateCritic(step int, b *Batch, rec *Recorder) (err error) {
 		t.CriticOpt.SetLR(t.CriticLR.LR(step))
 	}
 	var vf, clip float64
-	norms, skipped, err := t.optimiserSteps(b, t.CriticOpt, t.Cfg.Critic.GradClip, func(mb batch.Span, n int) (float64, error) {
+	micro := func(mb batch.Span, n int) (float64, error) {
 		vm, err := t.criticMicroBatch(b, mb, n)
 		vf += vm.VFLoss / float64(n)
 		clip += vm.VFClipFrac / float64(n)
 		return vm.VFLoss, err
-	})
+	}
+	norms, skipped, err := t.optimiserSteps(b, t.CriticOpt, t.Cfg.Critic.GradClip, micro)
 	if err != nil {
 		return err
 	}
@@ -48,8 +49,8 @@ func (t *Trainer) UpdateCritic(step int, b *Batch, rec *Recorder) (err error) {
 	}
 	k := float64(len(norms))
 	rec.update("update_critic", t0, b, map[string]float64{
-		"critic/vf_loss": vf / k, "critic/vf_clipfrac": clip / k,
-		"critic/grad_norm": advantage.Mean(norms), "critic/step_skipped": float64(skipped), "critic/lr": t.CriticOpt.LR(),
+		"critic/vf_loss": vf / k, "critic/vf_clipfrac": clip / k, "critic/grad_norm": advantage.Mean(norms),
+		"critic/step_skipped": float64(skipped), "critic/lr": t.CriticOpt.LR(),
 	})
 	return nil
 }
@@ -97,9 +98,8 @@ func (t *Trainer) UpdateActor(step int, b *Batch, rec *Recorder) (err error) {
 	if useKL {
 		sums["actor/kl_loss"] = 0
 	}
-	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.Actor.GradClip, func(mb batch.Span, n int) (float64, error) {
-		return t.actorMicroBatch(b, mb, n, useKL, sums)
-	})
+	micro := func(mb batch.Span, n int) (float64, error) { return t.actorMicroBatch(b, mb, n, useKL, sums) }
+	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.Actor.GradClip, micro)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,8 @@ func (t *Trainer) UpdateActor(step int, b *Batch, rec *Recorder) (err error) {
 	if useKL {
 		met["actor/kl_coef"] = t.Cfg.Algorithm.KLLossCoef
 	}
-	met["actor/grad_norm"], met["actor/step_skipped"], met["actor/lr"] = advantage.Mean(norms), float64(skipped), t.ActorOpt.LR()
+	met["actor/grad_norm"], met["actor/step_skipped"] = advantage.Mean(norms), float64(skipped)
+	met["actor/lr"] = t.ActorOpt.LR()
 	rec.update("update_actor", t0, b, met)
 	return nil
 }
@@ -126,7 +127,8 @@ func (t *Trainer) UpdateActor(step int, b *Batch, rec *Recorder) (err error) {
 // actorMicroBatch accumulates the gradient of rows mb's actor loss,
 // (pg − c·H + β·KL)/n so that a mini-batch's n micro-batches add up, adds
 // its metrics, divided by n, to sums and returns its loss.
-func (t *Trainer) actorMicroBatch(b *Batch, mb batch.Span, n int, useKL bool, sums map[string]float64) (float64, error) {
+func (t *Trainer) actorMicroBatch(b *Batch, mb batch.Span, n int, useKL bool,
+	sums map[string]float64) (float64, error) {
 	var s torchrt.Scope
 	defer s.Drop()
 	actor, release, err := t.actorForUpdate()

@@ -81,7 +81,9 @@ func TestTrainerKLTurnScoresEpochs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, k := range []string{"actor/kl_loss", "actor/kl_coef", "actor/reward_kl_penalty", "critic/vf_explained_var", "perf/gen_tokens_per_s", "perf/train_tokens_per_s", "perf/max_memory_mb", "timing_s/ref"} {
+		for _, k := range []string{"actor/kl_loss", "actor/kl_coef", "actor/reward_kl_penalty",
+			"critic/vf_explained_var", "perf/gen_tokens_per_s", "perf/train_tokens_per_s", "perf/max_memory_mb",
+			"timing_s/ref"} {
 			v, ok := met[k]
 			if !ok || math.IsInf(v, 0) || (math.IsNaN(v) && k != "critic/vf_explained_var") {
 				t.Errorf("step %d: metric %s = %v (present %v)", step, k, v, ok)

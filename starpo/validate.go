@@ -45,7 +45,8 @@ func (r *Run) validate(step int) error {
 		return err
 	}
 	r.logValidation(step, SuccessByTag(m))
-	return rollout.WriteTrajectories(filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step)), trajs)
+	path := filepath.Join(r.Dir, "trajectories", fmt.Sprintf("val-step-%06d.jsonl", step))
+	return rollout.WriteTrajectories(path, trajs)
 }
 
 // logValidation prints a validation's success per tag with its change since
@@ -108,7 +109,8 @@ func ByTag(m rollout.Metrics, name string) map[string]float64 { return m.ByTag(n
 // EvaluateCheckpoint runs cfg's validation (cfg.Val's environments from
 // cfg.ValSeed, at the validation temperature) on the checkpoint in dir. A
 // non-empty bar names a progress bar that advances turn by turn.
-func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options, bar string) ([]rollout.Trajectory, rollout.Metrics, error) {
+func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options, bar string) ([]rollout.Trajectory,
+	rollout.Metrics, error) {
 	tok, err := tokenizer.Load(dir)
 	if err != nil {
 		return nil, nil, err
@@ -127,7 +129,8 @@ func EvaluateCheckpoint(dir string, cfg config.Config, opt model.Options, bar st
 
 // validationRollout plays mgr's environments from cfg.ValSeed with actor
 // at the validation temperature (a progress bar named bar, if not empty).
-func validationRollout(actor *model.CausalLM, tok *tokenizer.Tokenizer, mgr *rollout.Manager, cfg config.Config, bar string) ([]rollout.Trajectory, rollout.Metrics, error) {
+func validationRollout(actor *model.CausalLM, tok *tokenizer.Tokenizer, mgr *rollout.Manager, cfg config.Config,
+	bar string) ([]rollout.Trajectory, rollout.Metrics, error) {
 	if err := mgr.Reset(cfg.ValSeed); err != nil {
 		return nil, nil, err
 	}

@@ -71,7 +71,8 @@ func (s FilterStats) Metrics() map[string]float64 {
 // boolean mask leaves the batch in; Rows expands them to trajectories.
 // Errors name the bad value: an empty batch, groupSize < 1 or not dividing
 // the batch, ratio outside (0, 1], an unknown mode, a non-finite score.
-func FilterGroups(scores []float64, groupSize int, ratio float64, mode FilterType) (keep []int, stats FilterStats, err error) {
+func FilterGroups(scores []float64, groupSize int, ratio float64,
+	mode FilterType) (keep []int, stats FilterStats, err error) {
 	return FilterGroupsByTag(scores, groupSize, ratio, mode, nil)
 }
 
@@ -96,16 +97,19 @@ func Rows(keep []int, groupSize int) []int {
 // scale wins every place, and the other environments stop training
 // (measured: FrozenLake trained beside SimpleSokoban fell from 0.133 to
 // 0.004). The statistics cover all groups, and the kept ones.
-func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode FilterType, tags []string) (keep []int, stats FilterStats, err error) {
+func FilterGroupsByTag(scores []float64, groupSize int, ratio float64, mode FilterType,
+	tags []string) (keep []int, stats FilterStats, err error) {
 	switch {
 	case len(scores) == 0:
 		return nil, stats, fmt.Errorf("rollout filter: no scores")
 	case groupSize < 1:
 		return nil, stats, fmt.Errorf("rollout filter: group size %d is not positive", groupSize)
 	case len(scores)%groupSize != 0:
-		return nil, stats, fmt.Errorf("rollout filter: %d scores do not split into groups of %d", len(scores), groupSize)
+		return nil, stats, fmt.Errorf("rollout filter: %d scores do not split into groups of %d",
+			len(scores), groupSize)
 	case tags != nil && len(tags) != len(scores)/groupSize:
-		return nil, stats, fmt.Errorf("rollout filter: %d tags for %d scores in groups of %d", len(tags), len(scores), groupSize)
+		return nil, stats, fmt.Errorf("rollout filter: %d tags for %d scores in groups of %d",
+			len(tags), len(scores), groupSize)
 	case !(ratio > 0 && ratio <= 1):
 		return nil, stats, fmt.Errorf("rollout filter ratio %v is not in (0, 1]", ratio)
 	case mode.Check() != nil:

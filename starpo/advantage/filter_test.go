@@ -45,17 +45,20 @@ func TestFilterGroups(t *testing.T) {
 	checkRow(t, "stats", statsRow(st), statsRow(want), 1e-15)
 
 	_, all, _ := FilterGroups(filterScores, 2, 1, FilterStd)
-	if all.ChosenInGroupStd != all.InGroupStd || all.ChosenInGroupMax != all.InGroupMax || all.ChosenInGroupMean != all.InGroupMean {
+	if all.ChosenInGroupStd != all.InGroupStd || all.ChosenInGroupMax != all.InGroupMax ||
+		all.ChosenInGroupMean != all.InGroupMean {
 		t.Errorf("ratio 1: chosen stats %+v differ from all", all)
 	}
 	m := st.Metrics()
-	if len(m) != 6 || m["rollout/in_group_std"] != st.InGroupStd || m["rollout/chosen_in_group_mean"] != st.ChosenInGroupMean {
+	if len(m) != 6 || m["rollout/in_group_std"] != st.InGroupStd ||
+		m["rollout/chosen_in_group_mean"] != st.ChosenInGroupMean {
 		t.Errorf("Metrics() = %v", m)
 	}
 }
 
 func statsRow(s FilterStats) []float64 {
-	return []float64{s.InGroupStd, s.InGroupMax, s.InGroupMean, s.ChosenInGroupStd, s.ChosenInGroupMax, s.ChosenInGroupMean}
+	return []float64{s.InGroupStd, s.InGroupMax, s.InGroupMean, s.ChosenInGroupStd, s.ChosenInGroupMax,
+		s.ChosenInGroupMean}
 }
 
 func TestFilterGroupsTiesKeepIndexOrder(t *testing.T) {
@@ -147,7 +150,8 @@ func TestFilterGroupsErrors(t *testing.T) {
 	} {
 		_, _, err := FilterGroups(tc.scores, tc.size, tc.ratio, tc.mode)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
-			t.Errorf("%v/%d/%v/%s: err = %v, want one mentioning %q", tc.scores, tc.size, tc.ratio, tc.mode, err, tc.want)
+			t.Errorf("%v/%d/%v/%s: err = %v, want one mentioning %q", tc.scores, tc.size, tc.ratio, tc.mode, err,
+				tc.want)
 		}
 	}
 }
@@ -173,7 +177,8 @@ func TestFilterGroupsByTag(t *testing.T) {
 	}
 	wantAll := (math.Sqrt(50) + math.Sqrt(12.5) + math.Sqrt(0.5) + 0) / 4
 	wantChosen := (math.Sqrt(50) + math.Sqrt(0.5)) / 2
-	if math.Abs(st.InGroupStd-wantAll) > 1e-12 || math.Abs(st.ChosenInGroupStd-wantChosen) > 1e-12 || st.ChosenInGroupMax != 5.5 {
+	if math.Abs(st.InGroupStd-wantAll) > 1e-12 || math.Abs(st.ChosenInGroupStd-wantChosen) > 1e-12 ||
+		st.ChosenInGroupMax != 5.5 {
 		t.Fatalf("stats %+v, want std %v chosen %v chosen max 5.5", st, wantAll, wantChosen)
 	}
 	// One tag: the same as the batch-wide filter.

@@ -86,14 +86,16 @@ func TestNormalizeScoresGroupsNeedNotBeContiguous(t *testing.T) {
 }
 
 func TestNormalizeScoresErrors(t *testing.T) {
-	if _, err := NormalizeScores([]float64{1, 2}, []int{0, 0}, "zscore"); err == nil || !strings.Contains(err.Error(), `"zscore"`) {
+	if _, err := NormalizeScores([]float64{1, 2}, []int{0, 0}, "zscore"); err == nil || !strings.Contains(err.Error(),
+		`"zscore"`) {
 		t.Errorf("unknown method: err = %v, want one naming it", err)
 	}
 	// The method is checked even when normalisation is skipped.
 	if _, err := NormalizeScores([]float64{1}, []int{0}, "zscore"); err == nil {
 		t.Error("unknown method accepted for a batch of singletons")
 	}
-	if _, err := NormalizeScores([]float64{1, 2}, []int{0}, NormMean); err == nil || !strings.Contains(err.Error(), "1 group ids for 2 scores") {
+	if _, err := NormalizeScores([]float64{1, 2}, []int{0}, NormMean); err == nil || !strings.Contains(err.Error(),
+		"1 group ids for 2 scores") {
 		t.Errorf("length mismatch: err = %v", err)
 	}
 }

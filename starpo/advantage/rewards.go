@@ -58,7 +58,8 @@ func PlaceTurnRewards(mask []float64, turnEnds []int, turnRewards []float64) ([]
 		if j < 0 || j >= len(mask) {
 			j = finalPosition(mask)
 		} else if mask[j] == 0 {
-			return nil, fmt.Errorf("placing turn rewards: turn %d ends at position %d, which the mask does not train", k, j)
+			return nil, fmt.Errorf("placing turn rewards: turn %d ends at position %d, which the mask does not train",
+				k, j)
 		}
 		r[j] += turnRewards[k]
 	}

@@ -24,7 +24,7 @@ type Config struct {
 	Seed              int64     `yaml:"seed"`               // training env seeds start here (RAGEN seed.train)
 	ValSeed           int64     `yaml:"val_seed"`           // fixed validation seeds start here (seed.val)
 	Steps             int       `yaml:"steps"`              // training steps (total_training_steps)
-	ValEvery          int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = only before and after
+	ValEvery          int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = first and last
 	SaveEvery         int       `yaml:"save_every"`         // checkpoint every N steps; 0 = only at the end
 	TrajectoriesEvery int       `yaml:"trajectories_every"` // write the training trajectories every N steps; 0 = never
 	DType             string    `yaml:"dtype"`              // auto, fp32, bf16, fp16
@@ -36,7 +36,7 @@ type Config struct {
 	Algorithm         Algorithm `yaml:"algorithm"`          // advantages and losses
 	Shaping           Shaping   `yaml:"shaping"`            // reasoning/format reward terms beyond RAGEN
 	Builtin           Builtin   `yaml:"builtin_model"`      // the small model `ragen quickstart` creates
-	SFT               SFT       `yaml:"sft"`                // supervised warm start on solver demonstrations (ragen sft)
+	SFT               SFT       `yaml:"sft"`                // the supervised warm start (ragen sft)
 	Actor             Optim     `yaml:"actor"`              // actor optimiser
 	Critic            Optim     `yaml:"critic"`             // critic optimiser
 }
@@ -55,7 +55,7 @@ type Agent struct {
 	MaxActionsPerTurn int     `yaml:"max_actions_per_turn"` // actions kept per answer
 	EnableThink       bool    `yaml:"enable_think"`         // force <think>…</think>
 	FormatPenalty     float64 `yaml:"format_penalty"`       // per offending turn
-	MaxContextWindow  int     `yaml:"max_context_window"`   // turns shown; -1 = all (k > 0: each turn trains in its own window)
+	MaxContextWindow  int     `yaml:"max_context_window"`   // turns shown, -1 = all (k > 0: turns train apart)
 }
 
 // Rollout holds the sampling settings.
@@ -88,17 +88,18 @@ type Builtin struct {
 
 // SFT holds the supervised stage: demonstrations by the environments'
 // solvers on the train environments (one per group, seeds from seed on,
-// disjoint from training's and validation's), rendered like rollouts.
+// disjoint from training's and validation's), rendered like rollouts. A
+// training row is a demonstration, or under a context window one turn of it.
 type SFT struct {
 	Episodes   int     `yaml:"episodes"`    // demonstrations
 	Epochs     int     `yaml:"epochs"`      // passes over them
 	Batch      int     `yaml:"batch"`       // trajectories per optimiser step
-	MicroBatch int     `yaml:"micro_batch"` // training rows per forward/backward (demonstrations; turns under a context window)
+	MicroBatch int     `yaml:"micro_batch"` // training rows per forward/backward
 	LR         float64 `yaml:"lr"`          // AdamW learning rate (constant)
 	Noise      float64 `yaml:"noise"`       // chance that a demonstrated turn's first action is random
-	Invalid    float64 `yaml:"invalid"`     // chance that a demonstrated turn answers the format's placeholder "[your answer]" (no valid action)
+	Invalid    float64 `yaml:"invalid"`     // chance that a turn answers the placeholder "[your answer]"
 	Seed       int64   `yaml:"seed"`        // first demonstration seed
-	Heldout    int     `yaml:"heldout"`     // noise-free demonstrations (seeds from seed+100,000,000) whose decisions are scored; 0 = none
+	Heldout    int     `yaml:"heldout"`     // noise-free demonstrations scored for their decisions; 0 = none
 	EvalEvery  int     `yaml:"eval_every"`  // score the held-out decisions every N steps; 0 = only at the end
 }
 
@@ -113,33 +114,34 @@ type Shaping struct {
 
 // Algorithm holds the StarPO settings: how a step turns a rollout into
 // advantages and losses. The trainer reads them from here (starpo.Trainer
-// holds the whole Config); each is named as in the YAML.
+// holds the whole Config); each is named as in the YAML. A training row is
+// a trajectory, or under a context window one turn of it.
 type Algorithm struct {
-	AdvEstimator  advantage.Estimator  `yaml:"adv_estimator"`    // gae (PPO with critic) or grpo
+	AdvEstimator  advantage.Estimator  `yaml:"adv_estimator"`    // gae (PPO with the critic) or grpo
 	Gamma         float64              `yaml:"gamma"`            // GAE discount
 	Lambda        float64              `yaml:"lambda"`           // GAE λ
-	RewardNorm    advantage.RewardNorm `yaml:"reward_norm"`      // identity, mean, mean_std, asym_clip (per initial state)
-	UseTurnScores bool                 `yaml:"use_turn_scores"`  // each turn's reward on its own turn; no penalty, shaping, normalisation
+	RewardNorm    advantage.RewardNorm `yaml:"reward_norm"`      // identity, mean, mean_std or asym_clip, per state
+	UseTurnScores bool                 `yaml:"use_turn_scores"`  // each turn's own reward; no penalty or normalising
 	FilterRatio   float64              `yaml:"filter_ratio"`     // StarPO-S: share of groups kept
 	FilterType    advantage.FilterType `yaml:"filter_type"`      // std or std_rev
-	FilterPerTag  bool                 `yaml:"filter_per_tag"`   // rank each environment's groups on their own (not RAGEN: it ranks the whole batch)
+	FilterPerTag  bool                 `yaml:"filter_per_tag"`   // rank each tag's groups apart (RAGEN: all at once)
 	ClipLow       float64              `yaml:"clip_low"`         // ε_low
 	ClipHigh      float64              `yaml:"clip_high"`        // ε_high (clip-higher)
 	ClipC         float64              `yaml:"clip_c"`           // dual clip
 	ValueClip     float64              `yaml:"value_clip"`       // critic value clipping
 	EntropyCoef   float64              `yaml:"entropy_coef"`     // entropy bonus
-	LossAggMode   loss.AggMode         `yaml:"loss_agg_mode"`    // token-mean, seq-mean-token-mean, seq-mean-token-sum, seq-mean-token-sum-norm
-	PPOMiniBatch  int                  `yaml:"ppo_mini_batch"`   // training rows per optimiser step (trajectories; turns under a context window); 0 = all kept
+	LossAggMode   loss.AggMode         `yaml:"loss_agg_mode"`    // token-mean or a seq-mean mode (loss.AggMode)
+	PPOMiniBatch  int                  `yaml:"ppo_mini_batch"`   // training rows per optimiser step; 0 = all kept
 	PPOEpochs     int                  `yaml:"ppo_epochs"`       // passes over the kept trajectories
-	MicroBatch    int                  `yaml:"micro_batch"`      // training rows per forward/backward (trajectories; turns under a context window)
+	MicroBatch    int                  `yaml:"micro_batch"`      // training rows per forward/backward
 	LMHeadChunk   int                  `yaml:"lm_head_chunk"`    // positions per lm-head chunk in training
 	UseKLLoss     bool                 `yaml:"use_kl_loss"`      // KL to the frozen reference in the actor loss
 	KLLossCoef    float64              `yaml:"kl_loss_coef"`     // its coefficient
 	KLLossType    loss.KLType          `yaml:"kl_loss_type"`     // kl (k1), abs, mse (k2), low_var_kl (k3)
-	UseKLInReward bool                 `yaml:"use_kl_in_reward"` // KL to the reference subtracted from the token rewards
+	UseKLInReward bool                 `yaml:"use_kl_in_reward"` // KL to the reference subtracted from rewards
 	KLCoef        float64              `yaml:"kl_coef"`          // its (fixed) coefficient
 	KLPenalty     loss.KLType          `yaml:"kl_penalty"`       // its estimator
-	Autocast      string               `yaml:"autocast"`         // "" (off) or bf16: bf16 updates over fp32 master weights (CUDA only)
+	Autocast      string               `yaml:"autocast"`         // "" (off) or bf16: bf16 updates (CUDA only)
 }
 
 // Optim holds one AdamW.
@@ -154,7 +156,8 @@ type Optim struct {
 // Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).
 func Default() Config {
 	return Config{
-		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, TrajectoriesEvery: 1, DType: "auto", Device: "auto",
+		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, TrajectoriesEvery: 1,
+		DType: "auto", Device: "auto",
 		Train:   Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
 		Val:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},
 		Agent:   Agent{MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1},
@@ -162,13 +165,17 @@ func Default() Config {
 		Algorithm: Algorithm{
 			AdvEstimator: advantage.EstimatorGAE, Gamma: 1, Lambda: 1, RewardNorm: advantage.NormIdentity,
 			FilterRatio: 0.25, FilterType: advantage.FilterStd, ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5,
-			EntropyCoef: 0.001, LossAggMode: loss.TokenMean, PPOMiniBatch: 32, PPOEpochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
+			EntropyCoef: 0.001, LossAggMode: loss.TokenMean,
+			PPOMiniBatch: 32, PPOEpochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
 			KLLossCoef: 0, KLLossType: loss.KLK1, KLCoef: 0, KLPenalty: loss.KLK1,
 		},
-		Builtin: Builtin{Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384, Seed: 7, VocabEpisodes: 512, RopeTheta: 1e6},
-		SFT:     SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000},
-		Actor:   Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
-		Critic:  Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Builtin: Builtin{
+			Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384,
+			Seed: 7, VocabEpisodes: 512, RopeTheta: 1e6,
+		},
+		SFT:    SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000},
+		Actor:  Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Critic: Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
 	}
 }
 

@@ -17,11 +17,13 @@ func TestPresetsLoad(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	c, err := Load("../../configs/bandit.yaml", []string{"algorithm.filter_ratio=1", "actor.lr=2e-6", "val.tags=[Bandit, BanditTest]", "algorithm.filter_per_tag=true"})
+	c, err := Load("../../configs/bandit.yaml", []string{"algorithm.filter_ratio=1", "actor.lr=2e-6",
+		"val.tags=[Bandit, BanditTest]", "algorithm.filter_per_tag=true"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Algorithm.FilterRatio != 1 || c.Actor.LR != 2e-6 || c.Rollout.ResponseLength != 500 || c.Val.EnvGroups != 512 || c.Critic.LR != 1e-5 || !c.Algorithm.FilterPerTag {
+	if c.Algorithm.FilterRatio != 1 || c.Actor.LR != 2e-6 || c.Rollout.ResponseLength != 500 ||
+		c.Val.EnvGroups != 512 || c.Critic.LR != 1e-5 || !c.Algorithm.FilterPerTag {
 		t.Fatalf("bandit preset with overrides: %+v", c)
 	}
 	out := filepath.Join(t.TempDir(), "effective.yaml")

@@ -24,7 +24,8 @@ func (c Config) Validate() error {
 	case c.Agent.MaxTurn < 1 || c.Agent.MaxActionsPerTurn < 1:
 		return fmt.Errorf("agent.max_turn and agent.max_actions_per_turn must be ≥ 1")
 	case c.Agent.MaxContextWindow == 0 || c.Agent.MaxContextWindow < -1:
-		return fmt.Errorf("agent.max_context_window %d must be -1 (every turn) or a positive number of turns", c.Agent.MaxContextWindow)
+		return fmt.Errorf("agent.max_context_window %d must be -1 (every turn) or a positive number of turns",
+			c.Agent.MaxContextWindow)
 	case !(c.Builtin.RopeTheta > 0):
 		return fmt.Errorf("builtin_model.rope_theta %g must be positive", c.Builtin.RopeTheta)
 	case c.Rollout.ResponseLength < 1:
@@ -40,13 +41,16 @@ func (c Config) Validate() error {
 	case c.Algorithm.MicroBatch < 1:
 		return fmt.Errorf("algorithm.micro_batch %d must be ≥ 1", c.Algorithm.MicroBatch)
 	case c.Algorithm.PPOMiniBatch < 0:
-		return fmt.Errorf("algorithm.ppo_mini_batch %d must be ≥ 0 (0 = all kept trajectories)", c.Algorithm.PPOMiniBatch)
+		return fmt.Errorf("algorithm.ppo_mini_batch %d must be ≥ 0 (0 = all kept trajectories)",
+			c.Algorithm.PPOMiniBatch)
 	case c.Algorithm.PPOEpochs < 1:
 		return fmt.Errorf("algorithm.ppo_epochs %d must be ≥ 1", c.Algorithm.PPOEpochs)
 	case c.Algorithm.KLLossType.Check() != nil:
-		return fmt.Errorf("algorithm.kl_loss_type %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLLossType)
+		return fmt.Errorf("algorithm.kl_loss_type %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)",
+			c.Algorithm.KLLossType)
 	case c.Algorithm.KLPenalty.Check() != nil:
-		return fmt.Errorf("algorithm.kl_penalty %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)", c.Algorithm.KLPenalty)
+		return fmt.Errorf("algorithm.kl_penalty %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)",
+			c.Algorithm.KLPenalty)
 	case c.SFT.Episodes < 1 || c.SFT.Epochs < 1 || c.SFT.Batch < 1 || c.SFT.MicroBatch < 1:
 		return fmt.Errorf("sft.episodes, sft.epochs, sft.batch and sft.micro_batch must be ≥ 1")
 	case !(c.SFT.Noise >= 0 && c.SFT.Noise <= 1):

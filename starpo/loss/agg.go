@@ -57,7 +57,8 @@ func (mode AggMode) Check() error {
 	case TokenMean, SeqMeanTokenSum, SeqMeanTokenMean, SeqMeanTokenSumNorm:
 		return nil
 	}
-	return fmt.Errorf("loss aggregation mode %q is not one of token-mean, seq-mean-token-sum, seq-mean-token-mean, seq-mean-token-sum-norm", string(mode))
+	return fmt.Errorf("loss aggregation mode %q is not one of token-mean, seq-mean-token-sum, seq-mean-token-mean, "+
+		"seq-mean-token-sum-norm", string(mode))
 }
 
 // aggregate reduces l, already zero at untrained positions, by mode.

@@ -66,10 +66,12 @@ func TestAggregateMatchesLoops(t *testing.T) {
 
 func TestAggregateErrors(t *testing.T) {
 	l := tensor(t, [][]float64{{1, 2, 3}})
-	if _, err := Aggregate(l, tensor(t, [][]float64{{1, 1, 1}}), "token-sum"); err == nil || !strings.Contains(err.Error(), `"token-sum"`) {
+	if _, err := Aggregate(l, tensor(t, [][]float64{{1, 1, 1}}), "token-sum"); err == nil ||
+		!strings.Contains(err.Error(), `"token-sum"`) {
 		t.Errorf("unknown mode: err = %v", err)
 	}
-	if _, err := Aggregate(l, tensor(t, [][]float64{{1, 1, 1, 1}}), TokenMean); err == nil || !strings.Contains(err.Error(), "loss has shape [1 3], mask [1 4]") {
+	if _, err := Aggregate(l, tensor(t, [][]float64{{1, 1, 1, 1}}), TokenMean); err == nil ||
+		!strings.Contains(err.Error(), "loss has shape [1 3], mask [1 4]") {
 		t.Errorf("shape mismatch: err = %v", err)
 	}
 }
@@ -98,7 +100,8 @@ func TestNoTensorLeaks(t *testing.T) {
 	mt := tensor(t, m)
 	before := liveTensors()
 	for range 3 {
-		loss, _, err := PolicyLoss(lp, old, a, mt, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: SeqMeanTokenMean})
+		loss, _, err := PolicyLoss(lp, old, a, mt, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3,
+			Agg: SeqMeanTokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +117,8 @@ func TestNoTensorLeaks(t *testing.T) {
 		}
 		kl.MustDrop()
 		// A failing op mid-way drops what it made too.
-		if _, _, err := PolicyLoss(lp, old, tensor(t, [][]float64{{1}}), mt, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean}); err == nil {
+		if _, _, err := PolicyLoss(lp, old, tensor(t, [][]float64{{1}}), mt, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28,
+			ClipC: 3, Agg: TokenMean}); err == nil {
 			t.Fatal("mismatched advantages accepted")
 		}
 	}

@@ -42,7 +42,8 @@ func TestLossesOnGPUMatchCPU(t *testing.T) {
 	var vm [2]ValueMetrics
 	for i, cuda := range []bool{false, true} {
 		x := args(cuda)
-		pl, m, err := PolicyLoss(x[0], x[1], x[2], x[3], PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
+		pl, m, err := PolicyLoss(x[0], x[1], x[2], x[3], PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3,
+			Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}

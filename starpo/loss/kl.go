@@ -95,7 +95,8 @@ func klTerms(s *scope, logp, ref *ts.Tensor, kind KLType) *ts.Tensor {
 	case KLMSE, "k2":
 		return s.Op(s.Op(s.Op(logp.Sub(ref, false)).Square(false)).MulScalar(ts.FloatScalar(0.5), false))
 	case KLLowVar, "k3":
-		e := s.Op(s.Op(ref.Sub(logp, false)).Clamp(ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp), false))
+		lo, hi := ts.FloatScalar(-lowVarExpClamp), ts.FloatScalar(lowVarExpClamp)
+		e := s.Op(s.Op(ref.Sub(logp, false)).Clamp(lo, hi, false))
 		k3 := s.Op(s.Op(s.Op(e.Exp(false)).Sub(e, false)).SubScalar(ts.FloatScalar(1), false))
 		return s.Op(k3.Clamp(ts.FloatScalar(-lowVarClamp), ts.FloatScalar(lowVarClamp), false))
 	}

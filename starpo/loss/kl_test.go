@@ -54,7 +54,8 @@ func TestKLLowVarGradientFinite(t *testing.T) {
 	// ref − logp = 200 would overflow exp in fp32; clamped, the estimate
 	// saturates at 10 and passes a zero gradient, not NaN.
 	lp := leaf(t, [][]float64{{-200, -1}})
-	loss, v, err := KLLoss(lp, tensor(t, [][]float64{{0, -1.5}}), tensor(t, [][]float64{{1, 1}}), KLOptions{Type: KLLowVar, Agg: TokenMean})
+	loss, v, err := KLLoss(lp, tensor(t, [][]float64{{0, -1.5}}), tensor(t, [][]float64{{1, 1}}),
+		KLOptions{Type: KLLowVar, Agg: TokenMean})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,8 @@ func TestKLLossMatchesReference(t *testing.T) {
 	ref := f32(add(lp, randn(r, B, T, 0.5)))
 	for _, kind := range []KLType{KLK1, KLAbs, KLMSE, KLLowVar} {
 		for _, mode := range allModes {
-			loss, v, err := KLLoss(tensor(t, garbage(r, lp, mask)), tensor(t, garbage(r, ref, mask)), tensor(t, mask), KLOptions{Type: kind, Agg: mode})
+			loss, v, err := KLLoss(tensor(t, garbage(r, lp, mask)), tensor(t, garbage(r, ref, mask)), tensor(t, mask),
+				KLOptions{Type: kind, Agg: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -100,7 +102,8 @@ func TestKLErrors(t *testing.T) {
 	if _, err := KL(x, x, "full"); err == nil || !strings.Contains(err.Error(), `"full"`) {
 		t.Errorf("unknown kind: err = %v", err)
 	}
-	if _, _, err := KLLoss(x, x, x, KLOptions{Type: "k4", Agg: TokenMean}); err == nil || !strings.Contains(err.Error(), `"k4"`) {
+	if _, _, err := KLLoss(x, x, x, KLOptions{Type: "k4", Agg: TokenMean}); err == nil || !strings.Contains(err.Error(),
+		`"k4"`) {
 		t.Errorf("unknown kind: err = %v", err)
 	}
 	if _, _, err := KLLoss(x, x, x, KLOptions{Type: KLK1, Agg: "mean"}); err == nil {

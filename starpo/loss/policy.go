@@ -78,7 +78,8 @@ func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, o PolicyOptions) (loss *ts.
 	old := m.clean("old_log_prob", oldLogp)
 	a := m.clean("advantages", adv)
 
-	logRatio := s.Op(s.Op(lp.Sub(old, false)).Clamp(ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp), false))
+	lo, hi := ts.FloatScalar(-logRatioClamp), ts.FloatScalar(logRatioClamp)
+	logRatio := s.Op(s.Op(lp.Sub(old, false)).Clamp(lo, hi, false))
 	ratio := s.Op(logRatio.Exp(false))
 	negA := s.Op(a.Neg(false))
 	pg1 := s.Op(negA.Mul(ratio, false))

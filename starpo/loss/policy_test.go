@@ -8,7 +8,8 @@ import (
 )
 
 // refPolicy is the clipped policy loss by loops, with ∂loss/∂logp.
-func refPolicy(lp, old, adv, mask [][]float64, lo, hi, c float64, mode AggMode) (loss float64, m PolicyMetrics, dlp [][]float64) {
+func refPolicy(lp, old, adv, mask [][]float64, lo, hi, c float64, mode AggMode) (loss float64, m PolicyMetrics,
+	dlp [][]float64) {
 	w := refAggWeights(mask, mode)
 	B, T := len(lp), len(lp[0])
 	pg := make([][]float64, B)
@@ -16,7 +17,8 @@ func refPolicy(lp, old, adv, mask [][]float64, lo, hi, c float64, mode AggMode) 
 	var kl, clip, lower [][]float64
 	for b := range B {
 		pg[b], dlp[b] = make([]float64, T), make([]float64, T)
-		kl, clip, lower = append(kl, make([]float64, T)), append(clip, make([]float64, T)), append(lower, make([]float64, T))
+		kl, clip, lower = append(kl, make([]float64, T)), append(clip, make([]float64, T)), append(lower,
+			make([]float64, T))
 		for j := range T {
 			if mask[b][j] == 0 {
 				continue
@@ -88,7 +90,8 @@ func TestPolicyLossHand(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer loss.MustDrop()
-	checkMetrics(t, "hand", m, PolicyMetrics{PGLoss: 0.555, PGClipFrac: 0.5, PPOKL: -math.Log(3.3) / 4, PGClipFracLower: 0.25}, 1e-6)
+	checkMetrics(t, "hand", m, PolicyMetrics{PGLoss: 0.555, PGClipFrac: 0.5, PPOKL: -math.Log(3.3) / 4,
+		PGClipFracLower: 0.25}, 1e-6)
 	if v := scalar(t, loss); !approx(v, 0.555, 1e-6) {
 		t.Errorf("loss = %v, want 0.555", v)
 	}
@@ -107,11 +110,13 @@ func TestPolicyLossDualClip(t *testing.T) {
 		{"A>0, ρ 5: no dual clip for A ≥ 0", 5, 1, -1.28, 0, 0, 1},
 	} {
 		lp := leaf(t, [][]float64{{math.Log(tc.rho)}})
-		loss, m, err := PolicyLoss(lp, tensor(t, [][]float64{{0}}), tensor(t, [][]float64{{tc.a}}), tensor(t, [][]float64{{1}}), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
+		loss, m, err := PolicyLoss(lp, tensor(t, [][]float64{{0}}), tensor(t, [][]float64{{tc.a}}), tensor(t,
+			[][]float64{{1}}), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkClose(t, tc.name, []float64{scalar(t, loss), m.PGClipFracLower, m.PGClipFrac}, []float64{tc.loss, tc.lower, tc.clipfr}, 1e-6)
+		checkClose(t, tc.name, []float64{scalar(t, loss), m.PGClipFracLower, m.PGClipFrac}, []float64{tc.loss, tc.lower,
+			tc.clipfr}, 1e-6)
 		checkClose(t, tc.name+" ∂", grad(t, loss, lp), []float64{tc.dlogp}, 1e-6)
 		loss.MustDrop()
 	}
@@ -131,7 +136,8 @@ func TestPolicyLossMatchesReference(t *testing.T) {
 		adv := f32(randn(r, B, T, 1))
 		for _, mode := range allModes {
 			lpT := leaf(t, lp)
-			loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: mode})
+			loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), PolicyOptions{ClipLow: 0.2,
+				ClipHigh: 0.28, ClipC: 3, Agg: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -155,7 +161,8 @@ func TestPolicyLossMaskingInvariance(t *testing.T) {
 	adv := randn(r, B, T, 1)
 	run := func(lp, old, adv [][]float64) (float64, PolicyMetrics, []float64) {
 		lpT := leaf(t, lp)
-		loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
+		loss, m, err := PolicyLoss(lpT, tensor(t, old), tensor(t, adv), tensor(t, mask), PolicyOptions{ClipLow: 0.2,
+			ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,11 +194,13 @@ func TestPolicyLossErrors(t *testing.T) {
 		{0.2, 0.28, 1, TokenMean, "clip_ratio_c 1"},
 		{0.2, 0.28, 3, "sum", `"sum"`},
 	} {
-		if _, _, err := PolicyLoss(x, x, x, x, PolicyOptions{ClipLow: tc.lo, ClipHigh: tc.hi, ClipC: tc.c, Agg: tc.mode}); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, _, err := PolicyLoss(x, x, x, x, PolicyOptions{ClipLow: tc.lo, ClipHigh: tc.hi, ClipC: tc.c,
+			Agg: tc.mode}); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("err = %v, want one mentioning %q", err, tc.want)
 		}
 	}
-	_, _, err := PolicyLoss(x, tensor(t, [][]float64{{0, 0, 0}}), x, x, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, Agg: TokenMean})
+	_, _, err := PolicyLoss(x, tensor(t, [][]float64{{0, 0, 0}}), x, x, PolicyOptions{ClipLow: 0.2, ClipHigh: 0.28,
+		ClipC: 3, Agg: TokenMean})
 	if err == nil || !strings.Contains(err.Error(), "old_log_prob has shape [1 3], mask [1 2]") {
 		t.Errorf("shape mismatch: err = %v", err)
 	}

@@ -37,7 +37,8 @@ func refValue(v, old, ret, mask [][]float64, clip float64, mode AggMode) (ValueM
 			dv[b][j] *= 0.5 * w[b][j]
 		}
 	}
-	return ValueMetrics{VFLoss: 0.5 * refAgg(worst, mask, mode), VFClipFrac: refMaskedMean(frac, mask), VPredMean: refMaskedMean(v, mask)}, dv
+	return ValueMetrics{VFLoss: 0.5 * refAgg(worst, mask, mode), VFClipFrac: refMaskedMean(frac, mask),
+		VPredMean: refMaskedMean(v, mask)}, dv
 }
 
 func valueRow(m ValueMetrics) []float64 { return []float64{m.VFLoss, m.VFClipFrac, m.VPredMean} }
@@ -72,12 +73,14 @@ func TestValueLossMatchesReference(t *testing.T) {
 		ret := f32(randn(r, B, T, 1))
 		for _, mode := range allModes {
 			vt := leaf(t, garbage(r, v, mask))
-			loss, m, err := ValueLoss(vt, tensor(t, garbage(r, old, mask)), tensor(t, garbage(r, ret, mask)), tensor(t, mask), ValueOptions{Clip: 0.5, Agg: mode})
+			loss, m, err := ValueLoss(vt, tensor(t, garbage(r, old, mask)), tensor(t, garbage(r, ret, mask)), tensor(t,
+				mask), ValueOptions{Clip: 0.5, Agg: mode})
 			if err != nil {
 				t.Fatal(err)
 			}
 			wm, dv := refValue(v, old, ret, mask, 0.5, mode)
-			checkClose(t, string(mode)+" metrics", append(valueRow(m), scalar(t, loss)), append(valueRow(wm), wm.VFLoss), 1e-5)
+			checkClose(t, string(mode)+" metrics", append(valueRow(m), scalar(t, loss)), append(valueRow(wm),
+				wm.VFLoss), 1e-5)
 			checkClose(t, string(mode)+" ∂loss/∂v", grad(t, loss, vt), flatten(dv), 1e-5)
 			loss.MustDrop()
 		}
@@ -86,13 +89,15 @@ func TestValueLossMatchesReference(t *testing.T) {
 
 func TestValueLossErrors(t *testing.T) {
 	x := tensor(t, [][]float64{{0, 0}})
-	if _, _, err := ValueLoss(x, x, x, x, ValueOptions{Clip: -0.5, Agg: TokenMean}); err == nil || !strings.Contains(err.Error(), "cliprange_value -0.5") {
+	if _, _, err := ValueLoss(x, x, x, x, ValueOptions{Clip: -0.5, Agg: TokenMean}); err == nil ||
+		!strings.Contains(err.Error(), "cliprange_value -0.5") {
 		t.Errorf("negative clip: err = %v", err)
 	}
 	if _, _, err := ValueLoss(x, x, x, x, ValueOptions{Clip: 0.5, Agg: "mean"}); err == nil {
 		t.Error("unknown mode accepted")
 	}
-	if _, _, err := ValueLoss(x, x, tensor(t, [][]float64{{0}, {0}}), x, ValueOptions{Clip: 0.5, Agg: TokenMean}); err == nil || !strings.Contains(err.Error(), "returns has shape [2 1]") {
+	if _, _, err := ValueLoss(x, x, tensor(t, [][]float64{{0}, {0}}), x, ValueOptions{Clip: 0.5,
+		Agg: TokenMean}); err == nil || !strings.Contains(err.Error(), "returns has shape [2 1]") {
 		t.Errorf("shape mismatch: err = %v", err)
 	}
 }

@@ -187,7 +187,8 @@ func (a *AdamW) update(i int) (err error) {
 	denom := s.Op(st.v.Sqrt(false))
 	divScalar_(denom, math.Sqrt(bc2))
 	addScalar_(denom, o.Eps)
-	addcdiv_(w, s.Keep(mulScalar(st.m, -o.LR/bc1)), denom) // p += ((−lr/bc1)·m)/denom, as addcdiv_(m, denom, value=−lr/bc1)
+	// p += ((−lr/bc1)·m)/denom, as addcdiv_(m, denom, value=−lr/bc1)
+	addcdiv_(w, s.Keep(mulScalar(st.m, -o.LR/bc1)), denom)
 	if wOwned {
 		torchrt.CopyInto(p.T, w)
 	}

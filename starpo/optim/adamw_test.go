@@ -83,7 +83,8 @@ func TestAdamWMatchesReference(t *testing.T) {
 			d := math.Abs(got[i] - r.w[i])
 			worst = max(worst, d)
 			if d > 1e-6 {
-				t.Errorf("%s[%d] after 5 steps = %.8f, reference %.8f (|Δ| %.2g > 1e-6)", ps[j].Name, i, got[i], r.w[i], d)
+				t.Errorf("%s[%d] after 5 steps = %.8f, reference %.8f (|Δ| %.2g > 1e-6)", ps[j].Name, i, got[i], r.w[i],
+					d)
 			}
 		}
 	}
@@ -197,7 +198,8 @@ func TestBF16ParameterKeepsFP32State(t *testing.T) {
 		t.Fatal(err)
 	}
 	if p.DType() != gotch.BFloat16 || a.state[0].m.DType() != gotch.Float || a.state[0].v.DType() != gotch.Float {
-		t.Fatalf("dtypes: param %v, exp_avg %v, exp_avg_sq %v; want bf16, fp32, fp32", p.DType(), a.state[0].m.DType(), a.state[0].v.DType())
+		t.Fatalf("dtypes: param %v, exp_avg %v, exp_avg_sq %v; want bf16, fp32, fp32", p.DType(), a.state[0].m.DType(),
+			a.state[0].v.DType())
 	}
 	got := values(t, p)
 	for i, want := range []float64{0.99, -1.99, 0.49} {

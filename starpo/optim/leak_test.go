@@ -50,6 +50,7 @@ func TestNoLeakOver100Steps(t *testing.T) {
 	growth := torchrt.ReadMemory().Resident - before
 	t.Logf("resident memory grew by %.1f MB over 100 steps", float64(growth)/(1<<20))
 	if growth > 40<<20 {
-		t.Errorf("resident memory grew by %.1f MB over 100 steps of 8 MB of parameters: a per-step leak", float64(growth)/(1<<20))
+		t.Errorf("resident memory grew by %.1f MB over 100 steps of 8 MB of parameters: a per-step leak",
+			float64(growth)/(1<<20))
 	}
 }

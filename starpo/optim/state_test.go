@@ -109,7 +109,8 @@ func TestLoadErrorsNameTheTensor(t *testing.T) {
 	two := save("two", []model.Param{{Name: "a", T: leaf(t, []float32{1, 2})}, {Name: "b", T: leaf(t, []float32{1})}})
 
 	target := func() *AdamW {
-		return newOpt(t, []model.Param{{Name: "a", T: leaf(t, []float32{0, 0})}, {Name: "b", T: leaf(t, []float32{0})}}, DefaultOptions(0.01))
+		return newOpt(t, []model.Param{{Name: "a", T: leaf(t, []float32{0, 0})}, {Name: "b", T: leaf(t, []float32{0})}},
+			DefaultOptions(0.01))
 	}
 	for _, c := range []struct {
 		a    *AdamW
@@ -117,8 +118,10 @@ func TestLoadErrorsNameTheTensor(t *testing.T) {
 		want string
 	}{
 		{target(), small, `"step/b"`},
-		{newOpt(t, []model.Param{{Name: "a", T: leaf(t, []float32{0, 0})}}, DefaultOptions(0.01)), wide, `"exp_avg/a" has shape [3]`},
-		{newOpt(t, []model.Param{{Name: "a", T: leaf(t, []float32{0, 0})}}, DefaultOptions(0.01)), two, `"exp_avg/b" matches no parameter`},
+		{newOpt(t, []model.Param{{Name: "a", T: leaf(t, []float32{0, 0})}}, DefaultOptions(0.01)), wide,
+			`"exp_avg/a" has shape [3]`},
+		{newOpt(t, []model.Param{{Name: "a", T: leaf(t, []float32{0, 0})}}, DefaultOptions(0.01)), two,
+			`"exp_avg/b" matches no parameter`},
 		{target(), filepath.Join(dir, "absent"), "absent"},
 	} {
 		err := c.a.Load(c.path)

@@ -123,7 +123,8 @@ func (c Config) Validate() error {
 			n += hi - lo
 		}
 		if n == 0 {
-			return fmt.Errorf("rollout config: rank %d of %d gets no environment group: %d groups (%v) are too few for %d processes", c.Shard.Rank, c.Shard.World, c.EnvGroups, c.NGroups, c.Shard.World)
+			return fmt.Errorf("rollout config: rank %d of %d gets no environment group: %d groups (%v) are too few "+
+				"for %d processes", c.Shard.Rank, c.Shard.World, c.EnvGroups, c.NGroups, c.Shard.World)
 		}
 	}
 	return nil

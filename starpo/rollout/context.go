@@ -90,7 +90,8 @@ func (m *Manager) messages(prefix string, w []Entry, maxTokens int) []tokenizer.
 		}
 		msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleAssistant, Content: e.RawResponse})
 		if i+1 < len(w) {
-			msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleUser, Content: m.nextUser(e, i+2, w[i+1], maxTokens)})
+			next := m.nextUser(e, i+2, w[i+1], maxTokens)
+			msgs = append(msgs, tokenizer.Message{Role: tokenizer.RoleUser, Content: next})
 		}
 	}
 	return msgs
@@ -141,8 +142,9 @@ func (m *Manager) cut(text string, n int) ([]string, error) {
 	for k := range n {
 		before, after, ok := strings.Cut(text, sentinel(k))
 		if !ok || strings.Contains(after, sentinel(k)) {
-			return nil, fmt.Errorf("rollout: the chat template of %s does not render an assistant message's content exactly once and unchanged, "+
-				"so the sampled ids cannot be placed in the conversation", m.tok.Path())
+			return nil, fmt.Errorf("rollout: the chat template of %s does not render an assistant message's "+
+				"content exactly once and unchanged, so the sampled ids cannot be placed in the conversation",
+				m.tok.Path())
 		}
 		segs = append(segs, before)
 		text = after
@@ -252,8 +254,9 @@ func (m *Manager) checkTemplate() error {
 			return err
 		}
 		if !strings.HasPrefix(text, prev) {
-			return fmt.Errorf("rollout: the chat template of %s renders a conversation's earlier turns differently once a turn is added, "+
-				"so a multi-turn trajectory could not be trained on the prompts it was sampled from", m.tok.Path())
+			return fmt.Errorf("rollout: the chat template of %s renders a conversation's earlier turns "+
+				"differently once a turn is added, so a multi-turn trajectory could not be trained on the "+
+				"prompts it was sampled from", m.tok.Path())
 		}
 		prev = text + sentinel(k)
 		last := &w[len(w)-1]

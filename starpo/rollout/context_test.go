@@ -225,7 +225,8 @@ func TestIDsMatchRenderChat(t *testing.T) {
 			n += len(g.IDs)
 		}
 		if tr.ResponseTokens != n || len(tr.TurnEnds) != len(gens) {
-			t.Fatalf("think %v: %d response tokens and %d turn ends, want %d and %d", think, tr.ResponseTokens, len(tr.TurnEnds), n, len(gens))
+			t.Fatalf("think %v: %d response tokens and %d turn ends, want %d and %d", think, tr.ResponseTokens,
+				len(tr.TurnEnds), n, len(gens))
 		}
 		if !strings.HasSuffix(want, "<|im_end|>\n") {
 			t.Fatalf("trajectory text should end with <|im_end|>\\n: %q", want[len(want)-20:])

@@ -66,7 +66,8 @@ func (m *Manager) Run(gen Generator) ([]Trajectory, Metrics, error) {
 			return nil, nil, fmt.Errorf("rollout: generating turn %d: %w", turn+1, err)
 		}
 		if len(gens) != len(prompts) {
-			return nil, nil, fmt.Errorf("rollout: generator returned %d generations for %d prompts in turn %d", len(gens), len(prompts), turn+1)
+			return nil, nil, fmt.Errorf("rollout: generator returned %d generations for %d prompts in turn %d",
+				len(gens), len(prompts), turn+1)
 		}
 		if err := m.Step(idx, gens); err != nil {
 			return nil, nil, fmt.Errorf("rollout: turn %d: %w", turn+1, err)

@@ -46,7 +46,8 @@ func TestSeedsPerGroup(t *testing.T) {
 		Tags: []string{"SimpleSokoban", "FrozenLake"}, NGroups: []int{2, 1}, EnvGroups: 3, GroupSize: 3,
 		Seed: 7, MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1,
 	}
-	if got := []int64{cfg.TrainSeed(0), cfg.TrainSeed(1), cfg.TrainSeed(2)}; !reflect.DeepEqual(got, []int64{7, 10, 13}) {
+	if got := []int64{cfg.TrainSeed(0), cfg.TrainSeed(1), cfg.TrainSeed(2)}; !reflect.DeepEqual(got, []int64{7, 10,
+		13}) {
 		t.Fatalf("train seeds %v, want [7 10 13]", got)
 	}
 	m := newTestManager(t, cfg, cfg.TrainSeed(1))

@@ -26,7 +26,8 @@ func TestApplyIDPastTokenizerVocabulary(t *testing.T) {
 	s := trajs[0].Sequence
 	at := len(prompt) + 2
 	if s.IDs[at] != pad || s.LossMask[at] != 1 || s.OldLogProbs[at] != -9 {
-		t.Fatalf("position %d: id %d, mask %v, old log-prob %v; want the sampled %d, trained, -9", at, s.IDs[at], s.LossMask[at], s.OldLogProbs[at], pad)
+		t.Fatalf("position %d: id %d, mask %v, old log-prob %v; want the sampled %d, trained, -9", at, s.IDs[at],
+			s.LossMask[at], s.OldLogProbs[at], pad)
 	}
 
 	m = newTestManager(t, testConfig("SimpleSokoban", 1, 1), 10000)

@@ -104,7 +104,8 @@ func TestOtherChatTemplates(t *testing.T) {
 			tr := trajs[0]
 			checkSequence(t, tr.Sequence, gens)
 			for k, p := range prompts {
-				if !slices.Equal(tr.IDs[:len(p)], p) || !slices.Equal(tr.IDs[len(p):len(p)+len(gens[k].IDs)], gens[k].IDs) {
+				sample := tr.IDs[len(p) : len(p)+len(gens[k].IDs)]
+				if !slices.Equal(tr.IDs[:len(p)], p) || !slices.Equal(sample, gens[k].IDs) {
 					t.Fatalf("turn %d's prompt and sample are not where the trajectory has them", k+1)
 				}
 			}
@@ -116,7 +117,8 @@ func TestOtherChatTemplates(t *testing.T) {
 				t.Fatalf("decoded trajectory differs from the template's render:\n got %q\nwant %q", got, want)
 			}
 			if !strings.HasSuffix(want, tc.stop+"\n") && !strings.HasSuffix(want, tc.stop) {
-				t.Errorf("the trajectory should end with the template's end of turn %s: %q", tc.stop, want[max(0, len(want)-40):])
+				t.Errorf("the trajectory should end with the template's end of turn %s: %q",
+					tc.stop, want[max(0, len(want)-40):])
 			}
 		})
 	}
@@ -128,10 +130,12 @@ func TestOtherChatTemplates(t *testing.T) {
 func TestTemplateRefused(t *testing.T) {
 	base := testTokenizer(t)
 	for _, tc := range []struct{ name, template, want string }{
-		{"rewrites contents", `{% for m in messages %}{{ m.role }}: {{ m.content | upper }}{% endfor %}{% if add_generation_prompt %}A:{% endif %}`,
+		{"rewrites contents", `{% for m in messages %}{{ m.role }}: {{ m.content | upper }}{% endfor %}` +
+			`{% if add_generation_prompt %}A:{% endif %}`,
 			"does not render an assistant message's content exactly once and unchanged"},
 		{"moves the last turn", `{% for m in messages %}{% if loop.last %}[last]{% endif %}{{ m.role }}: {{ m.content }}
-{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}`, "renders a conversation's earlier turns differently"},
+{% endfor %}{% if add_generation_prompt %}assistant: {% endif %}`,
+			"renders a conversation's earlier turns differently"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tok := withTemplate(t, base, tc.template)

@@ -20,8 +20,10 @@ func WriteTrajectories(path string, trajs []Trajectory) error {
 	}
 	enc := json.NewEncoder(f)
 	for _, t := range trajs {
-		rec := report.Trajectory{EnvID: t.EnvID, GroupID: t.GroupID, Tag: t.Tag, Seed: t.Seed, TurnRewards: t.TurnRewards,
-			Penalty: t.Penalty, Shaping: t.Shaping, Score: t.Score, Success: t.Success, NumActions: t.NumActions}
+		rec := report.Trajectory{
+			EnvID: t.EnvID, GroupID: t.GroupID, Tag: t.Tag, Seed: t.Seed, TurnRewards: t.TurnRewards,
+			Penalty: t.Penalty, Shaping: t.Shaping, Score: t.Score, Success: t.Success, NumActions: t.NumActions,
+		}
 		for _, m := range t.Messages {
 			rec.Messages = append(rec.Messages, report.Message{Role: m.Role, Content: m.Content})
 		}

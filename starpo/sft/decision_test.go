@@ -13,7 +13,8 @@ import (
 // NLL that supervised steps on those very demonstrations bring down.
 func TestDecisions(t *testing.T) {
 	actor, tok, rc := tinyPolicy(t, 2, 1, 3)
-	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.MaxActionsPerTurn = []string{"SimpleSokoban", "Bandit"}, []int{2, 2}, 4, 1, 1
+	rc.Tags, rc.NGroups, rc.EnvGroups, rc.GroupSize, rc.MaxActionsPerTurn = []string{"SimpleSokoban",
+		"Bandit"}, []int{2, 2}, 4, 1, 1
 	demos, _ := expertDemos(t, rc, tok, 4, 0, 7)
 	turns := 0
 	for _, d := range demos {
@@ -45,7 +46,8 @@ func TestDecisions(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer opt.Drop()
-	if _, err := Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, nil, nil); err != nil {
+	if _, err := Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, nil,
+		nil); err != nil {
 		t.Fatal(err)
 	}
 	after, err := dec.Score(actor, 4)
@@ -102,7 +104,8 @@ func TestDecisionsRepeatBaseline(t *testing.T) {
 			t.Fatal(err)
 		}
 		if dec.N != n || math.Abs(dec.Repeat-want/float64(n)) > 1e-12 {
-			t.Fatalf("window %d: %d decisions, repeat %v; the answers give %d and %v", window, dec.N, dec.Repeat, n, want/float64(n))
+			t.Fatalf("window %d: %d decisions, repeat %v; the answers give %d and %v", window, dec.N, dec.Repeat, n,
+				want/float64(n))
 		}
 		t.Logf("window %d: %d decisions, repeating scores p %.3f", window, n, dec.Repeat)
 	}

@@ -15,7 +15,8 @@ import (
 // collected. They are rendered exactly as rollouts are: the same prompts,
 // turns, template and loss mask. It returns them with the expert's rollout
 // metrics (its success rate, for the record).
-func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, imp Imperfection, seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
+func Demonstrations(m *rollout.Manager, tok *tokenizer.Tokenizer, n int, imp Imperfection,
+	seed int64) ([]rollout.Trajectory, rollout.Metrics, error) {
 	if n < 1 {
 		return nil, nil, fmt.Errorf("demonstrations: %d episodes requested", n)
 	}

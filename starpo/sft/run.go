@@ -66,12 +66,14 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, fmt.Errorf("creating %s: %w", out, err)
 	}
-	demos, em, err := Demonstrations(mgr, tok, cfg.SFT.Episodes, Imperfection{Noise: cfg.SFT.Noise, Invalid: cfg.SFT.Invalid}, cfg.SFT.Seed)
+	imp := Imperfection{Noise: cfg.SFT.Noise, Invalid: cfg.SFT.Invalid}
+	demos, em, err := Demonstrations(mgr, tok, cfg.SFT.Episodes, imp, cfg.SFT.Seed)
 	if err != nil {
 		return res, err
 	}
 	res.Expert = em
-	log.Info().Int("episodes", len(demos)).Interface("expert_success", em.ByTag("success")).Float64("noise", cfg.SFT.Noise).Float64("invalid", cfg.SFT.Invalid).Msg("demonstrations")
+	log.Info().Int("episodes", len(demos)).Interface("expert_success", em.ByTag("success")).
+		Float64("noise", cfg.SFT.Noise).Float64("invalid", cfg.SFT.Invalid).Msg("demonstrations")
 	if err := rollout.WriteTrajectories(filepath.Join(out, "demonstrations.jsonl"), demos); err != nil {
 		return res, err
 	}
@@ -92,7 +94,8 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 	defer f.Close()
 	enc := json.NewEncoder(f)
 	var bar *progress.Bar
-	o := Options{Epochs: cfg.SFT.Epochs, Batch: cfg.SFT.Batch, MicroBatch: cfg.SFT.MicroBatch, GradClip: cfg.Actor.GradClip, ChunkRows: cfg.Algorithm.LMHeadChunk, Seed: cfg.SFT.Seed}
+	o := Options{Epochs: cfg.SFT.Epochs, Batch: cfg.SFT.Batch, MicroBatch: cfg.SFT.MicroBatch,
+		GradClip: cfg.Actor.GradClip, ChunkRows: cfg.Algorithm.LMHeadChunk, Seed: cfg.SFT.Seed}
 	var werr error
 	decided := "" // the last held-out score, for the progress bar
 	res.Steps, err = Train(actor, adam, demos, o, func(s Step) {
@@ -100,14 +103,16 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 			bar = progress.New("sft", s.Total)
 		}
 		res.Loss = s.Loss
-		line := map[string]any{"step": s.Step, "sft/loss": finite(s.Loss), "sft/grad_norm": finite(s.GradNorm), "sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped}
+		line := map[string]any{"step": s.Step, "sft/loss": finite(s.Loss), "sft/grad_norm": finite(s.GradNorm),
+			"sft/tokens": s.Tokens, "sft/step_skipped": s.Skipped}
 		if held != nil && werr == nil && (s.Step == s.Total || cfg.SFT.EvalEvery > 0 && s.Step%cfg.SFT.EvalEvery == 0) {
 			var rep DecisionReport
 			if rep, werr = held.Score(actor, o.MicroBatch); werr == nil {
 				res.Decisions = &rep
-				decided = fmt.Sprintf("  held-out decisions NLL %.3f p %.3f (repeating: %.3f)", rep.NLL, rep.P, rep.Repeat)
-				line["sft/heldout_decision_nll"], line["sft/heldout_decision_p"], line["sft/heldout_decisions"] = rep.NLL, rep.P, rep.N
-				line["sft/heldout_repeat_p"] = rep.Repeat
+				decided = fmt.Sprintf("  held-out decisions NLL %.3f p %.3f (repeating: %.3f)",
+					rep.NLL, rep.P, rep.Repeat)
+				line["sft/heldout_decision_nll"], line["sft/heldout_decision_p"] = rep.NLL, rep.P
+				line["sft/heldout_decisions"], line["sft/heldout_repeat_p"] = rep.N, rep.Repeat
 			}
 		}
 		bar.Set(s.Step, fmt.Sprintf("loss %.4f%s", s.Loss, decided))
@@ -122,16 +127,19 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 		return res, fmt.Errorf("sft metrics: %w", werr)
 	}
 	if res.Decisions != nil {
-		log.Info().Int("decisions", res.Decisions.N).Float64("nll", res.Decisions.NLL).Float64("p_expert", res.Decisions.P).
-			Float64("p_repeat", res.Decisions.Repeat).
-			Msg("held-out expert decisions (chance: NLL ln(actions), ln 4 = 1.386 on Sokoban and FrozenLake; p_repeat: repeating the previous move)")
+		d := res.Decisions
+		log.Info().Int("decisions", d.N).Float64("nll", d.NLL).Float64("p_expert", d.P).Float64("p_repeat", d.Repeat).
+			Msg("held-out expert decisions (chance: NLL ln(actions), ln 4 = 1.386 on Sokoban and FrozenLake; " +
+				"p_repeat: repeating the previous move)")
 	}
 	res.Interrupted = stop != nil && stop()
 	res.Export = filepath.Join(out, "export")
-	if err := model.Export(actor.Cfg, actor.Params(), res.Export, model.ExportOptions{DType: actor.DType, TokenizerFrom: modelDir}); err != nil {
+	exp := model.ExportOptions{DType: actor.DType, TokenizerFrom: modelDir}
+	if err := model.Export(actor.Cfg, actor.Params(), res.Export, exp); err != nil {
 		return res, fmt.Errorf("exporting the fine-tuned policy: %w", err)
 	}
-	log.Info().Str("export", res.Export).Int("steps", res.Steps).Float64("loss", res.Loss).Bool("interrupted", res.Interrupted).Msg("sft done")
+	log.Info().Str("export", res.Export).Int("steps", res.Steps).Float64("loss", res.Loss).
+		Bool("interrupted", res.Interrupted).Msg("sft done")
 	return res, nil
 }
 
@@ -148,7 +156,8 @@ func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]str
 	}
 	var texts []string
 	for _, noise := range []float64{0, 0.5} {
-		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, Imperfection{Noise: noise}, cfg.Seed+int64(noise*1e6))
+		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, Imperfection{Noise: noise},
+			cfg.Seed+int64(noise*1e6))
 		if err != nil {
 			return nil, err
 		}

@@ -40,7 +40,8 @@ type Step struct {
 // trajectories, the step skipped when the loss or gradient is not finite.
 // onStep sees every step; stop is polled between steps (nil: never) and
 // ends the loop early without error. It returns the steps taken.
-func Train(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o Options, onStep func(Step), stop func() bool) (steps int, err error) {
+func Train(actor *model.CausalLM, opt *optim.AdamW, demos []rollout.Trajectory, o Options, onStep func(Step),
+	stop func() bool) (steps int, err error) {
 	if len(demos) == 0 {
 		return 0, fmt.Errorf("sft: no demonstrations")
 	}

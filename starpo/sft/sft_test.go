@@ -12,7 +12,8 @@ import (
 
 // expertDemos plays n demonstrations by the expert (noise, seed) on
 // environments configured as rc.
-func expertDemos(t *testing.T, rc rollout.Config, tok *tokenizer.Tokenizer, n int, noise float64, seed int64) ([]rollout.Trajectory, rollout.Metrics) {
+func expertDemos(t *testing.T, rc rollout.Config, tok *tokenizer.Tokenizer, n int, noise float64,
+	seed int64) ([]rollout.Trajectory, rollout.Metrics) {
 	t.Helper()
 	mgr, err := rollout.NewManager(rc, tok)
 	if err != nil {
@@ -76,9 +77,11 @@ func TestDemonstrationsInvalidAnswers(t *testing.T) {
 	for _, d := range all {
 		turns := rc.MaxTurn
 		if d.NumActions != 0 || math.Abs(d.Penalty-float64(turns)*rc.FormatPenalty) > 1e-9 {
-			t.Fatalf("placeholder-only demo: %d actions, penalty %v (want 0 and %d × %v)", d.NumActions, d.Penalty, turns, rc.FormatPenalty)
+			t.Fatalf("placeholder-only demo: %d actions, penalty %v (want 0 and %d × %v)", d.NumActions, d.Penalty,
+				turns, rc.FormatPenalty)
 		}
-		if last := d.Messages[len(d.Messages)-1].Content; !strings.Contains(last, "<answer>"+PlaceholderAnswer+"</answer>") {
+		if last := d.Messages[len(d.Messages)-1].Content; !strings.Contains(last,
+			"<answer>"+PlaceholderAnswer+"</answer>") {
 			t.Fatalf("the answer should be the placeholder, got %q", last)
 		}
 	}
@@ -107,12 +110,13 @@ func TestSFTLearnsDemonstrations(t *testing.T) {
 	}
 	defer opt.Drop()
 	var losses []float64
-	steps, err := Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 2, GradClip: 1, ChunkRows: 64}, func(s Step) {
-		losses = append(losses, s.Loss)
-		if s.Skipped || s.Tokens == 0 {
-			t.Fatalf("step %d: skipped %v, %d tokens", s.Step, s.Skipped, s.Tokens)
-		}
-	}, nil)
+	steps, err := Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 2, GradClip: 1, ChunkRows: 64},
+		func(s Step) {
+			losses = append(losses, s.Loss)
+			if s.Skipped || s.Tokens == 0 {
+				t.Fatalf("step %d: skipped %v, %d tokens", s.Step, s.Skipped, s.Tokens)
+			}
+		}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,12 +27,13 @@ func TestSFTWindowed(t *testing.T) {
 	}
 	defer opt.Drop()
 	var losses []float64
-	_, err = Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64}, func(s Step) {
-		losses = append(losses, s.Loss)
-		if s.Tokens == 0 || s.Skipped {
-			t.Fatalf("step %d: %d tokens, skipped %v", s.Step, s.Tokens, s.Skipped)
-		}
-	}, nil)
+	_, err = Train(actor, opt, demos, Options{Epochs: 15, Batch: 4, MicroBatch: 4, GradClip: 1, ChunkRows: 64},
+		func(s Step) {
+			losses = append(losses, s.Loss)
+			if s.Tokens == 0 || s.Skipped {
+				t.Fatalf("step %d: %d tokens, skipped %v", s.Step, s.Tokens, s.Skipped)
+			}
+		}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

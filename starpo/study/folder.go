@@ -42,7 +42,8 @@ func Claim(out string, spec Spec, sets []string) error {
 		log.Info().Str("study", out).Msg("continuing the study in this folder")
 		return nil
 	case err == nil:
-		return fmt.Errorf("--out %s holds a study started with a different study file, base config or --set; give another --out (or remove the folder)", out)
+		return fmt.Errorf("--out %s holds a study started with a different study file, base config or --set; give "+
+			"another --out (or remove the folder)", out)
 	case !errors.Is(err, os.ErrNotExist):
 		return err
 	}

@@ -83,14 +83,17 @@ func (g Grid) Run() error {
 				continue
 			}
 			if firstErr == nil {
-				firstErr = fmt.Errorf("study run %s failed (%v); its log: %s%s", d.job.cell, d.err, d.job.log, logTail(d.job.log))
+				firstErr = fmt.Errorf("study run %s failed (%v); its log: %s%s", d.job.cell, d.err, d.job.log,
+					logTail(d.job.log))
 			}
 			continue
 		}
 		finished++
 		left := len(todo) + running
-		eta := time.Since(t0) / time.Duration(finished) * time.Duration(left) // wall time per run so far, parallel included
-		ev := log.Info().Str("run", d.job.cell.String()).Str("took", time.Since(d.job.t0).Round(time.Second).String()).Int("left", left)
+		// The wall time per run so far, parallel runs included.
+		eta := time.Since(t0) / time.Duration(finished) * time.Duration(left)
+		took := time.Since(d.job.t0).Round(time.Second).String()
+		ev := log.Info().Str("run", d.job.cell.String()).Str("took", took).Int("left", left)
 		if r, err := ReadResult(d.job.cell, d.job.cell.Dir(out)); err == nil {
 			ev = ev.Float64("start", r.Success[0]).Float64("end", r.Success[len(r.Success)-1])
 		}

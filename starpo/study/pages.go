@@ -64,11 +64,13 @@ func writePages(out string, spec Spec, cells []Cell, page string) error {
 			all = append(all, m)
 		}
 	}
-	if err := report.CompareRuns(fmt.Sprintf("study %s: %d arms on %d environments", spec.Name, len(spec.Arms), len(spec.Envs)), all, filepath.Join(out, page)); err != nil {
+	title := fmt.Sprintf("study %s: %d arms on %d environments", spec.Name, len(spec.Arms), len(spec.Envs))
+	if err := report.CompareRuns(title, all, filepath.Join(out, page)); err != nil {
 		return err
 	}
 	for env, runs := range byEnv {
-		if err := report.CompareRuns(fmt.Sprintf("study %s on %s", spec.Name, env), runs, filepath.Join(out, "compare-"+env+".html")); err != nil {
+		title := fmt.Sprintf("study %s on %s", spec.Name, env)
+		if err := report.CompareRuns(title, runs, filepath.Join(out, "compare-"+env+".html")); err != nil {
 			return err
 		}
 	}

@@ -50,10 +50,12 @@ func TestCellsAndRunConfig(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := cfg.Algorithm
-	if a.AdvEstimator != "grpo" || a.RewardNorm != "mean_std" || !a.UseKLLoss || a.KLLossCoef != 0.001 || a.FilterRatio != 1 || a.ClipHigh != 0.2 {
+	if a.AdvEstimator != "grpo" || a.RewardNorm != "mean_std" || !a.UseKLLoss || a.KLLossCoef != 0.001 ||
+		a.FilterRatio != 1 || a.ClipHigh != 0.2 {
 		t.Fatalf("grpo arm's algorithm: %+v", a)
 	}
-	if len(cfg.Train.Tags) != 1 || cfg.Train.Tags[0] != "Bandit" || cfg.Train.EnvGroups != s.TrainGroups || cfg.Val.EnvGroups != s.ValSeeds || cfg.Val.GroupSize != 1 {
+	if len(cfg.Train.Tags) != 1 || cfg.Train.Tags[0] != "Bandit" || cfg.Train.EnvGroups != s.TrainGroups ||
+		cfg.Val.EnvGroups != s.ValSeeds || cfg.Val.GroupSize != 1 {
 		t.Fatalf("grpo on Bandit: train %+v, val %+v", cfg.Train, cfg.Val)
 	}
 	if cfg.Steps != 7 || cfg.Seed != 10000+2*seedStride {
@@ -88,7 +90,8 @@ func TestReadResultAndSummarise(t *testing.T) {
 					b.WriteString("}\n")
 				}
 			}
-			b.WriteString(`{"step":` + itoa(step) + `,"timing_s/testing":1,"val-env/FrozenLake/success":` + ftoa(v) + "}\n")
+			b.WriteString(`{"step":` + itoa(step) + `,"timing_s/testing":1,` +
+				`"val-env/FrozenLake/success":` + ftoa(v) + "}\n")
 		}
 		p := filepath.Join(dir, name, "metrics.jsonl")
 		writeFile(t, p, b.String())
@@ -117,17 +120,21 @@ func TestReadResultAndSummarise(t *testing.T) {
 	s := sums[0]
 	near := func(got, want float64) bool { return math.Abs(got-want) < 1e-12 }
 	// end 0.2 and 0.4: mean 0.3, sd 0.1414, se 0.1; peaks 0.3 @5 and 0.4 @10.
-	if !near(s.End.Mean, 0.3) || !near(s.End.SE, 0.1) || !near(s.Peak.Mean, 0.35) || !near(s.PeakStep.Mean, 7.5) || !near(s.Gain.Mean, 0.15) {
+	if !near(s.End.Mean, 0.3) || !near(s.End.SE, 0.1) || !near(s.Peak.Mean, 0.35) || !near(s.PeakStep.Mean, 7.5) ||
+		!near(s.Gain.Mean, 0.15) {
 		t.Fatalf("summary %+v", s)
 	}
-	if s.Collapsed != 1 || s.Collapse[0] != 7 || s.Spiked != 1 || s.Spikes[0] != 9 || len(s.Curve) != 3 || !near(s.Curve[1].Stat.Mean, 0.25) {
+	if s.Collapsed != 1 || s.Collapse[0] != 7 || s.Spiked != 1 || s.Spikes[0] != 9 || len(s.Curve) != 3 ||
+		!near(s.Curve[1].Stat.Mean, 0.25) {
 		t.Fatalf("summary %+v", s)
 	}
 	md := Markdown(sums)
-	if !strings.Contains(md, "| FrozenLake | arm A | 2 | 0.150 | 0.300 ± 0.100 | 0.350 ± 0.050 | 8 | +0.150 ± 0.050 | 1/2 (7) | 1/2 (9) |") {
+	if !strings.Contains(md, "| FrozenLake | arm A | 2 | 0.150 | 0.300 ± 0.100 | 0.350 ± 0.050 | 8 | +0.150 ± 0.050 "+
+		"| 1/2 (7) | 1/2 (9) |") {
 		t.Fatalf("markdown:\n%s", md)
 	}
-	if _, err := ReadResult(Cell{Arm: arm, Env: "Bandit"}, filepath.Join(dir, "0")); err == nil || !strings.Contains(err.Error(), "no validation of Bandit") {
+	if _, err := ReadResult(Cell{Arm: arm, Env: "Bandit"}, filepath.Join(dir, "0")); err == nil ||
+		!strings.Contains(err.Error(), "no validation of Bandit") {
 		t.Fatalf("a run without the environment's validation: %v", err)
 	}
 }

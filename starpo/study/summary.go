@@ -167,7 +167,8 @@ func summarise(a Arm, env string, rs []Result) Summary {
 // environment.
 func Markdown(sums []Summary) string {
 	var b strings.Builder
-	b.WriteString("| environment | arm | seeds | start | end | peak | peak step | end − start | collapsed (step) | grad spike (step) |\n")
+	b.WriteString("| environment | arm | seeds | start | end | peak | peak step | end − start | collapsed (step) | " +
+		"grad spike (step) |\n")
 	b.WriteString("|---|---|---|---|---|---|---|---|---|---|\n")
 	for _, s := range sums {
 		fmt.Fprintf(&b, "| %s | %s | %d | %.3f | %s | %s | %.0f | %+.3f ± %.3f | %s | %s |\n",
