@@ -8,8 +8,8 @@ import (
 	"strings"
 
 	"github.com/ragen-go/ragen/model"
-	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/config"
+	"github.com/ragen-go/ragen/starpo/sft"
 	"github.com/ragen-go/ragen/tokenizer"
 )
 
@@ -103,7 +103,7 @@ func (p Preset) Build(dir, tokPath string, seed uint64) error {
 func sokobanTexts(base *tokenizer.Tokenizer) ([]string, error) {
 	cfg := config.Default()
 	cfg.Train = config.Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{1}, EnvGroups: 1, GroupSize: 1}
-	return starpo.DomainTexts(cfg, base, 256)
+	return sft.DomainTexts(cfg, base, 256)
 }
 
 // copyTokenizer copies the tokenizer at tokPath (a tokenizer.json, or

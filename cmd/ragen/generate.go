@@ -138,8 +138,8 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 // optionalTokenizer loads the folder's tokenizer; it is required only for
 // text prompts.
 func optionalTokenizer(dir string, required bool) (*tokenizer.Tokenizer, error) {
-	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil && !required {
-		return nil, nil
+	if _, err := os.Stat(filepath.Join(dir, "tokenizer.json")); err != nil && !required && !model.IsGGUF(dir) {
+		return nil, nil // a GGUF file always carries its tokenizer
 	}
 	return tokenizer.Load(dir)
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ragen-go/ragen/starpo"
 	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/rollout"
+	"github.com/ragen-go/ragen/starpo/sft"
 	"github.com/ragen-go/ragen/tokenizer"
 )
 
@@ -87,16 +88,16 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	sftStart := time.Now()
-	sft, err := starpo.RunSFT(cfg, modelDir, filepath.Join(out, "sft"), opts, stop)
+	warm, err := sft.Run(cfg, modelDir, filepath.Join(out, "sft"), opts, stop)
 	if err != nil {
 		return err
 	}
-	if sft.Interrupted {
-		return errors.New("interrupted during the warm start; its weights so far are in " + sft.Export)
+	if warm.Interrupted {
+		return errors.New("interrupted during the warm start; its weights so far are in " + warm.Export)
 	}
 	sftTook := time.Since(sftStart)
 	rlDir := filepath.Join(out, "rl")
-	run, err := starpo.NewRun(cfg, sft.Export, rlDir, opts, nil)
+	run, err := starpo.NewRun(cfg, warm.Export, rlDir, opts, nil)
 	if err != nil {
 		return err
 	}
@@ -108,7 +109,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	// the same temperature: it is the "after SFT" row (validating the
 	// export here as well would repeat those rollouts, about a minute).
 	if run.StartVal != nil {
-		rows = append(rows, newStage("after SFT", sft.Export, run.StartVal, sftTook))
+		rows = append(rows, newStage("after SFT", warm.Export, run.StartVal, sftTook))
 		if err := writeSummary(out, rows, time.Since(start), cfg); err != nil && runErr == nil {
 			runErr = err
 		}
@@ -120,7 +121,7 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		return errors.New("the StarPO-S stage did not validate the warm start at step 0")
 	}
 	if run.Interrupted {
-		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, sft.Export, rlDir)
+		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, warm.Export, rlDir)
 	}
 	rows = append(rows, newStage("after StarPO-S", filepath.Join(rlDir, "export"), run.LastVal, time.Since(t0)))
 	if err := writeSummary(out, rows, time.Since(start), cfg); err != nil {
@@ -139,7 +140,7 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 	if err != nil {
 		return err
 	}
-	texts, err := starpo.DomainTexts(cfg, base, cfg.Builtin.VocabEpisodes)
+	texts, err := sft.DomainTexts(cfg, base, cfg.Builtin.VocabEpisodes)
 	if err != nil {
 		return err
 	}

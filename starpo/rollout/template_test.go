@@ -59,7 +59,7 @@ func TestOtherChatTemplates(t *testing.T) {
 			}{
 				{"Left looks free.</think><answer>Left</answer>", true},
 				{"Hmm.</think><answer>Up || Down</answer>", false}, // stopped on </answer>
-				{"The box 空格 é is", false},                        // cut off by length
+				{"The box 空格 é is", false},                         // cut off by length
 			}
 			var prompts [][]int
 			var gens []Generation
