@@ -14,10 +14,12 @@ answer per line on stdout ({"ok": true, ...} or {"ok": false, "error":
 ...}); `ragen bench` starts it once, so the model is loaded once and each
 measurement runs interleaved with the Go one. Logs go to stderr.
 
-RAGEN_BENCH_IMPL=transformers runs transformers' own Qwen2ForCausalLM and
-Qwen2ForTokenClassification (SDPA attention, transformers' DynamicCache)
-through the same loops instead of the eager copy below (scripts/gpu-check.sh
-does, on the GPU machine).
+RAGEN_BENCH_IMPL=transformers runs transformers' own model classes
+(AutoModelForCausalLM and AutoModelForTokenClassification: Qwen2 or Llama,
+SDPA attention, transformers' DynamicCache) through the same loops instead
+of the eager copy below (scripts/gpu-check.sh does, on the GPU machine).
+The eager copy follows the checkpoint's architecture too: Qwen2's q/k/v
+biases, or Llama's attention_bias and mlp_bias.
 
 Requests (cmd): load, peak, logits, prefill, decode, rollout,
 train_actor, train_critic, quit. See handle() for their fields.
@@ -85,6 +87,15 @@ class Config:
         self.rms_norm_eps = c["rms_norm_eps"]
         self.vocab_size = c["vocab_size"]
         self.tie_word_embeddings = c.get("tie_word_embeddings", False)
+        # Qwen2 has biases on q/k/v; Llama on q/k/v/o with attention_bias
+        # and on the MLP with mlp_bias (both usually false).
+        self.model_type = c.get("model_type", "qwen2")
+        llama = self.model_type == "llama"
+        self.qkv_bias = c.get("attention_bias", False) if llama else True
+        self.o_bias = c.get("attention_bias", False) if llama else False
+        self.mlp_bias = c.get("mlp_bias", False) if llama else False
+        if c.get("rope_scaling") or (c.get("rope_parameters") or {}).get("rope_type", "default") != "default":
+            raise ValueError("the eager baseline implements plain rotary embeddings only; use RAGEN_BENCH_IMPL=transformers")
 
 
 # --- the model (HuggingFace modeling_qwen2, eager attention) ---------------
@@ -164,10 +175,10 @@ class Qwen2Attention(nn.Module):
         self.num_key_value_groups = cfg.num_attention_heads // cfg.num_key_value_heads
         self.scaling = self.head_dim ** -0.5
         d, q, kv = cfg.hidden_size, cfg.num_attention_heads * cfg.head_dim, cfg.num_key_value_heads * cfg.head_dim
-        self.q_proj = nn.Linear(d, q, bias=True)
-        self.k_proj = nn.Linear(d, kv, bias=True)
-        self.v_proj = nn.Linear(d, kv, bias=True)
-        self.o_proj = nn.Linear(q, d, bias=False)
+        self.q_proj = nn.Linear(d, q, bias=cfg.qkv_bias)
+        self.k_proj = nn.Linear(d, kv, bias=cfg.qkv_bias)
+        self.v_proj = nn.Linear(d, kv, bias=cfg.qkv_bias)
+        self.o_proj = nn.Linear(q, d, bias=cfg.o_bias)
 
     def forward(self, hidden_states, cos, sin, attention_mask, cache):
         bsz, q_len, _ = hidden_states.shape
@@ -193,9 +204,9 @@ class Qwen2MLP(nn.Module):
     def __init__(self, cfg):
         super().__init__()
         d, i = cfg.hidden_size, cfg.intermediate_size
-        self.gate_proj = nn.Linear(d, i, bias=False)
-        self.up_proj = nn.Linear(d, i, bias=False)
-        self.down_proj = nn.Linear(i, d, bias=False)
+        self.gate_proj = nn.Linear(d, i, bias=cfg.mlp_bias)
+        self.up_proj = nn.Linear(d, i, bias=cfg.mlp_bias)
+        self.down_proj = nn.Linear(i, d, bias=cfg.mlp_bias)
         self.act_fn = nn.SiLU()
 
     def forward(self, x):
@@ -448,13 +459,14 @@ def peak_memory(st):
 # --- transformers itself (RAGEN_BENCH_IMPL=transformers) -----------------------
 
 class HFCausalLM(nn.Module):
-    """transformers' own Qwen2ForCausalLM (SDPA attention, its DynamicCache)
-    behind this script's interface, so generate(), the rollout and the
-    updates above run the peer's modules instead of the eager copy."""
+    """transformers' own model (Qwen2ForCausalLM or LlamaForCausalLM, SDPA
+    attention, its DynamicCache) behind this script's interface, so
+    generate(), the rollout and the updates above run the peer's modules
+    instead of the eager copy."""
 
     def __init__(self, d, dtype):
         super().__init__()
-        from transformers import Qwen2ForCausalLM as HF
+        from transformers import AutoModelForCausalLM as HF
         self.m = HF.from_pretrained(d, dtype=dtype, attn_implementation="sdpa")
 
     def new_cache(self):
@@ -468,11 +480,11 @@ class HFCausalLM(nn.Module):
 
 
 class HFCritic(nn.Module):
-    """transformers' Qwen2ForTokenClassification with one label (verl's critic)."""
+    """transformers' *ForTokenClassification with one label (verl's critic)."""
 
     def __init__(self, d, dtype, weight, bias):
         super().__init__()
-        from transformers import Qwen2ForTokenClassification as HF
+        from transformers import AutoModelForTokenClassification as HF
         self.m = HF.from_pretrained(d, num_labels=1, dtype=torch.float32, attn_implementation="sdpa")
         with torch.no_grad():
             self.m.score.weight.copy_(weight)
