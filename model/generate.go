@@ -1,6 +1,7 @@
 package model
 
 import (
+	"encoding/binary"
 	"fmt"
 
 	"github.com/sugarme/gotch"
@@ -131,7 +132,7 @@ func (m *CausalLM) generate(prompts [][]int, L int, o GenerateOptions) []Generat
 
 	st.keyMask = torchrt.Matrix(mask, int64(B), int64(L), dev)
 	defer func() { dropAll(st.keyMask) }()
-	logits := m.prefill(ids, mask, B, L, S, cache)
+	logits := m.prefillDistinct(ids, mask, B, L, S, cache)
 	var static *staticDecoder
 	if o.StaticCache || o.CUDAGraphs {
 		var err error
@@ -242,6 +243,57 @@ func (m *CausalLM) decodeStep(st *decodeState, cache *Cache, toks []int64) *ts.T
 		st.nextPos[r]++
 	}
 	return logits
+}
+
+// prefillDistinct is prefill that computes each distinct prompt once. A
+// rollout's group members share their initial state, so their first
+// prompts are identical (RAGEN's groups; validation repeats few prompts
+// too): the distinct rows are prefilled, then their keys, values and
+// logits are copied to the rows that repeat them, and sampling makes the
+// rows diverge. Only a prefill of whole prompts (nothing restored from a
+// session, S = L) is shared this way.
+func (m *CausalLM) prefillDistinct(ids, mask []int64, B, L, S int, cache *Cache) *ts.Tensor {
+	first, of := distinctRows(ids, mask, B, L)
+	if S != L || len(first) == B {
+		return m.prefill(ids, mask, B, L, S, cache)
+	}
+	U := len(first)
+	uids, umask := make([]int64, 0, U*L), make([]int64, 0, U*L)
+	for _, b := range first {
+		uids = append(uids, ids[b*L:(b+1)*L]...)
+		umask = append(umask, mask[b*L:(b+1)*L]...)
+	}
+	logits := m.prefill(uids, umask, U, L, S, cache) // rows [0, U) of the cache
+	idx := torchrt.Matrix(of, int64(B), 1, m.Device)
+	defer idx.MustDrop()
+	flat := must(idx.View([]int64{-1}, false))
+	defer flat.MustDrop()
+	check(cache.Keep(flat))
+	return must(logits.IndexSelect(0, flat, true))
+}
+
+// distinctRows finds the distinct rows of the left-padded batch ids, mask
+// [B·L]: first lists the first row of each distinct prompt, and of[b] is
+// the position in first of row b's prompt.
+func distinctRows(ids, mask []int64, B, L int) (first []int, of []int64) {
+	seen := map[string]int64{}
+	of = make([]int64, B)
+	key := make([]byte, 0, 16*L)
+	for b := range B {
+		key = key[:0]
+		for j := b * L; j < (b+1)*L; j++ {
+			key = binary.LittleEndian.AppendUint64(key, uint64(ids[j]))
+			key = append(key, byte(mask[j]))
+		}
+		u, ok := seen[string(key)]
+		if !ok {
+			u = int64(len(first))
+			seen[string(key)] = u
+			first = append(first, b)
+		}
+		of[b] = u
+	}
+	return first, of
 }
 
 // prefillBudget bounds one prefill chunk's attention scores, rows × heads ×
