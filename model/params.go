@@ -2,6 +2,7 @@ package model
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/sugarme/gotch"
 	"github.com/sugarme/gotch/ts"
@@ -81,3 +82,32 @@ func (m *ValueModel) Drop() {
 }
 
 func layerPrefix(i int) string { return fmt.Sprintf("model.layers.%d.", i) }
+
+// TopLayers is a partial fine-tune's share of params (a model's Params with
+// the given number of decoder layers): the top k decoder layers, the final
+// norm and a critic's score head. The embeddings (and a head tied to them),
+// an untied lm_head and the lower layers stay frozen. k = 0 keeps every
+// weight. Freezing the bottom of the network also ends autograd there: no
+// graph is built through a frozen layer below every trained one, so its
+// forward costs what inference does.
+func TopLayers(params []Param, layers, k int) ([]Param, error) {
+	if k == 0 {
+		return params, nil
+	}
+	if k < 0 || k > layers {
+		return nil, fmt.Errorf("train_layers %d must be between 0 and the model's %d layers", k, layers)
+	}
+	var out []Param
+	for _, p := range params {
+		var i int
+		switch {
+		case p.Name == "model.norm.weight" || strings.HasPrefix(p.Name, "score."):
+			out = append(out, p)
+		case strings.HasPrefix(p.Name, "model.layers."):
+			if _, err := fmt.Sscanf(p.Name, "model.layers.%d.", &i); err == nil && i >= layers-k {
+				out = append(out, p)
+			}
+		}
+	}
+	return out, nil
+}

@@ -149,21 +149,29 @@ func (p *TrainScores) Backward() (err error) {
 			s.Keep(g)
 		}
 	}
+	// A frozen head (a partial fine-tune: model.TopLayers) needs no ∂L/∂W.
+	headTrained, err := p.m.LMHead.RequiresGrad()
+	if err != nil {
+		return err
+	}
 	var gradH, gradW *ts.Tensor
 	err = torchrt.NoGrad(func() (err error) {
 		defer torchrt.Catch(&err, "lm head gradient")
-		gradH, gradW = p.headGrad(p.gather(flat(gLP)), p.gather(flat(gH)))
+		gradH, gradW = p.headGrad(p.gather(flat(gLP)), p.gather(flat(gH)), headTrained)
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	s.Keep(gradH)
-	s.Keep(gradW)
 	// One backward through the backbone: ∂/∂θ of Σ h·gradH + Σ W·gradW.
-	a := s.Op(s.Op(p.hidden.Mul(gradH, false)).Sum(gotch.Float, false))
-	b := s.Op(s.Op(p.m.LMHead.Mul(gradW, false)).Sum(gotch.Float, false))
-	return s.Op(a.Add(b, false)).Backward()
+	total := s.Op(s.Op(p.hidden.Mul(gradH, false)).Sum(gotch.Float, false))
+	if gradW != nil {
+		s.Keep(gradW)
+		b := s.Op(s.Op(p.m.LMHead.Mul(gradW, false)).Sum(gotch.Float, false))
+		total = s.Op(total.Add(b, false))
+	}
+	return total.Backward()
 }
 
 func flat(g *ts.Tensor) *ts.Tensor {
@@ -173,16 +181,19 @@ func flat(g *ts.Tensor) *ts.Tensor {
 	return must(g.Reshape([]int64{-1}, false))
 }
 
-// headGrad computes ∂L/∂h [N, d] and ∂L/∂W [V, d] chunk by chunk from
-// gLP, gH [N] (either may be nil). Takes ownership of gLP and gH.
-func (p *TrainScores) headGrad(gLP, gH *ts.Tensor) (gradH, gradW *ts.Tensor) {
+// headGrad computes ∂L/∂h [N, d] and, when the head is trained, ∂L/∂W
+// [V, d] (nil otherwise) chunk by chunk from gLP, gH [N] (either may be
+// nil). Takes ownership of gLP and gH.
+func (p *TrainScores) headGrad(gLP, gH *ts.Tensor, headTrained bool) (gradH, gradW *ts.Tensor) {
 	defer dropAll(gLP, gH)
 	m := p.m
 	N := size(p.hidden)[0]
 	hd := must(p.hidden.Detach(false))
 	defer hd.MustDrop()
 	W := m.LMHead
-	gradW = must(ts.Zeros(size(W), gotch.Float, deviceOf(W)))
+	if headTrained {
+		gradW = must(ts.Zeros(size(W), gotch.Float, deviceOf(W)))
+	}
 	var parts []*ts.Tensor
 	defer func() { dropAll(parts...) }()
 	for start := int64(0); start < N; start += p.chunk {
@@ -193,14 +204,14 @@ func (p *TrainScores) headGrad(gLP, gH *ts.Tensor) (gradH, gradW *ts.Tensor) {
 	if gradH.DType() != p.hidden.DType() {
 		gradH = must(gradH.Totype(p.hidden.DType(), true))
 	}
-	if gradW.DType() != W.DType() {
+	if gradW != nil && gradW.DType() != W.DType() {
 		gradW = must(gradW.Totype(W.DType(), true))
 	}
 	return gradH, gradW
 }
 
 // chunkGrad handles rows [start, start+n): returns ∂L/∂h for them and adds
-// their ∂L/∂W into gradW.
+// their ∂L/∂W into gradW (when not nil).
 func chunkGrad(m *CausalLM, hd, target, gLP, gH, gradW *ts.Tensor, start, n int64) *ts.Tensor {
 	var s scope
 	defer s.Drop()
@@ -235,8 +246,10 @@ func chunkGrad(m *CausalLM, hd, target, gLP, gH, gradW *ts.Tensor, start, n int6
 	if h.DType() != gotch.Float {
 		hW = s.Op(h.Totype(gotch.Float, false))
 	}
-	gw := s.Op(s.Op(dz.Transpose(0, 1, false)).Matmul(hW, false)) // [V, d]
-	check(gradW.Add_(gw))
+	if gradW != nil {
+		gw := s.Op(s.Op(dz.Transpose(0, 1, false)).Matmul(hW, false)) // [V, d]
+		check(gradW.Add_(gw))
+	}
 	return must(dzW.Matmul(W, false)) // [n, d]
 }
 

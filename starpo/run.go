@@ -70,21 +70,15 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 			return nil, fmt.Errorf("reference policy: %w", err)
 		}
 	}
-	if err := model.SetTrainable(actor.Params(), true); err != nil {
-		return nil, err
-	}
-	if t.ActorOpt, err = optim.NewAdamW(actor.Params(), optimOptions(cfg.Actor)); err != nil {
-		return nil, fmt.Errorf("actor optimiser: %w", err)
+	if t.ActorOpt, err = newOptimiser(actor.Params(), actor.Cfg.NumHiddenLayers, cfg.Actor); err != nil {
+		return nil, fmt.Errorf("actor: %w", err)
 	}
 	if cfg.Algorithm.AdvEstimator == advantage.EstimatorGAE {
 		if t.Critic, err = model.LoadValueModel(modelDir, opt, cfg.Seed); err != nil {
 			return nil, err
 		}
-		if err := model.SetTrainable(t.Critic.Params(), true); err != nil {
-			return nil, err
-		}
-		if t.CriticOpt, err = optim.NewAdamW(t.Critic.Params(), optimOptions(cfg.Critic)); err != nil {
-			return nil, fmt.Errorf("critic optimiser: %w", err)
+		if t.CriticOpt, err = newOptimiser(t.Critic.Params(), t.Critic.Cfg.NumHiddenLayers, cfg.Critic); err != nil {
+			return nil, fmt.Errorf("critic: %w", err)
 		}
 	}
 	shard := rollout.Shard{Rank: comm.Rank(), World: comm.World()}
@@ -105,6 +99,23 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 // schedule is o's learning rate per step of a run of steps.
 func schedule(o config.Optim, steps int) (optim.Schedule, error) {
 	return optim.NewSchedule(o.LR, o.WarmupSteps, o.WarmupRatio, steps)
+}
+
+// newOptimiser makes the weights o trains (all, or the top train_layers
+// layers: model.TopLayers) require gradients and gives them to an AdamW.
+func newOptimiser(params []model.Param, layers int, o config.Optim) (*optim.AdamW, error) {
+	train, err := model.TopLayers(params, layers, o.TrainLayers)
+	if err != nil {
+		return nil, err
+	}
+	if err := model.SetTrainable(train, true); err != nil {
+		return nil, err
+	}
+	adam, err := optim.NewAdamW(train, optimOptions(o))
+	if err != nil {
+		return nil, fmt.Errorf("optimiser: %w", err)
+	}
+	return adam, nil
 }
 
 func optimOptions(o config.Optim) optim.Options {

@@ -151,6 +151,7 @@ type Optim struct {
 	GradClip    float64 `yaml:"grad_clip"`    // global gradient-norm clip
 	WarmupSteps int     `yaml:"warmup_steps"` // linear warm-up steps; -1 = use warmup_ratio
 	WarmupRatio float64 `yaml:"warmup_ratio"` // warm-up as a share of steps (when warmup_steps is -1)
+	TrainLayers int     `yaml:"train_layers"` // decoder layers trained, from the top (with the final norm); 0 = all weights
 }
 
 // Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).

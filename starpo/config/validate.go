@@ -71,6 +71,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("actor.warmup_ratio and critic.warmup_ratio must be in [0, 1]")
 	case c.Actor.LR < 0 || c.Critic.LR < 0:
 		return fmt.Errorf("learning rates must be ≥ 0")
+	case c.Actor.TrainLayers < 0:
+		return fmt.Errorf("actor.train_layers %d must be ≥ 0 (0 trains every weight)", c.Actor.TrainLayers)
+	case c.Critic.TrainLayers < 0:
+		return fmt.Errorf("critic.train_layers %d must be ≥ 0 (0 trains every weight)", c.Critic.TrainLayers)
 	}
 	return nil
 }
