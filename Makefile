@@ -52,12 +52,11 @@ bench-go: deps
 clean:
 	rm -rf bin third_party/gotch third_party/gotch.tmp
 
-# make train: the built-in job (no download): create a small Qwen2 model on
-# the real Qwen tokenizer, warm-start it on solver demonstrations, train it
-# with StarPO-S, and print validation success before and after each stage
-# (ragen quickstart, configs/quickstart.yaml; runs/quickstart).
-# make train MODEL=DIR [ENV=sokoban|frozenlake|bandit|countdown|smoke]
-# trains a HuggingFace checkpoint with StarPO-S instead.
+# make train: the built-in job: validate SmolLM2-135M-Instruct (installed by
+# make deps), train it with StarPO-S, validate it again on the same seeds and
+# print the change (ragen quickstart, configs/quickstart.yaml;
+# runs/quickstart). make train MODEL=DIR|FILE.gguf|smollm2
+# [ENV=sokoban|frozenlake|bandit|countdown|smoke] runs a preset instead.
 ENV ?= sokoban
 train: build
 	@if [ -z "$(MODEL)" ]; then \

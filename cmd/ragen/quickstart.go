@@ -23,7 +23,7 @@ import (
 )
 
 func init() {
-	register(command{name: "quickstart", summary: "the built-in job: create a small Qwen2 model, warm-start it on solver demonstrations, train it with StarPO-S, compare", run: runQuickstart})
+	register(command{name: "quickstart", summary: "the built-in job: validate SmolLM2-135M-Instruct, train it with StarPO-S, compare (--builtin: a small model from scratch)", run: runQuickstart})
 }
 
 // stageResult is one row group of the quickstart table: validation success
@@ -41,10 +41,20 @@ func newStage(stage, model string, m rollout.Metrics, took time.Duration) stageR
 	return stageResult{Stage: stage, Model: model, Success: starpo.SuccessByTag(m), Valid: starpo.ByTag(m, "action_is_valid"), Seconds: took.Seconds()}
 }
 
+// Presets of the two quickstart jobs.
+const (
+	quickstartConfig        = "configs/quickstart.yaml"
+	quickstartBuiltinConfig = "configs/quickstart-builtin.yaml"
+)
+
 func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("quickstart", stderr)
-	rf := addRunFlags(fs, "configs/quickstart.yaml", "the pipeline's config: environments, model shape, sft and StarPO-S settings", "run folder (default runs/<name>)")
-	tokPath := fs.String("tokenizer", tokenizer.DefaultQwenPath, "the real Qwen tokenizer.json (or its folder) the model's vocabulary is carved from")
+	rf := addRunFlags(fs, quickstartConfig, "the pipeline's config: environments, warm start and StarPO-S settings "+
+		"(default "+quickstartConfig+", with --builtin "+quickstartBuiltinConfig+")", "run folder (default runs/<name>)")
+	modelArg := fs.String("model", "smollm2", "the pretrained model to train: "+modelHelp)
+	builtin := fs.Bool("builtin", false, "create a small Qwen2 model from a fixed seed on the Qwen tokenizer reduced to the environments' tokens, "+
+		"and warm-start it on solver demonstrations, instead of training --model")
+	tokPath := fs.String("tokenizer", tokenizer.DefaultQwenPath, "with --builtin: the real Qwen tokenizer.json (or its folder) the model's vocabulary is carved from")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -54,12 +64,25 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	if err := singleProcess("quickstart"); err != nil {
 		return err
 	}
+	switch {
+	case *builtin && fs.Changed("model"):
+		return errors.New("--builtin creates its own model; give either --builtin or --model")
+	case !*builtin && fs.Changed("tokenizer"):
+		return errors.New("--tokenizer applies to --builtin, whose vocabulary it is carved from")
+	case *builtin && !fs.Changed("config"):
+		*rf.cfgPath = quickstartBuiltinConfig
+	}
 	cfg, out, err := rf.load("")
 	if err != nil {
 		return err
 	}
-	if _, err := os.Stat(*tokPath); err != nil {
-		return fmt.Errorf("--tokenizer %s: not found (run `make deps`, which fetches the Qwen tokenizer, or point --tokenizer at a Qwen tokenizer.json)", *tokPath)
+	startModel := ""
+	if *builtin {
+		if _, err := os.Stat(*tokPath); err != nil {
+			return fmt.Errorf("--tokenizer %s: not found (run `make deps`, which fetches the Qwen tokenizer, or point --tokenizer at a Qwen tokenizer.json)", *tokPath)
+		}
+	} else if startModel, err = resolveModel(*modelArg); err != nil {
+		return err
 	}
 	opts, err := configPlacement(cfg)
 	if err != nil {
@@ -67,37 +90,33 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	}
 	stop, release := onInterrupt("finishing this step, then saving")
 	defer release()
-	start := time.Now()
-
-	modelDir := filepath.Join(out, "model")
-	if err := createBuiltin(cfg, *tokPath, modelDir); err != nil {
-		return err
-	}
-	var rows []stageResult
-	eval := func(stage, dir string) error {
-		t0 := time.Now()
-		log.Info().Str("stage", stage).Str("model", dir).Msg("validating")
-		_, m, err := starpo.EvaluateCheckpoint(dir, cfg, opts, "validate")
-		if err != nil {
-			return fmt.Errorf("validation %s: %w", stage, err)
+	q := &quickstart{cfg: cfg, out: out, opts: opts, start: time.Now()}
+	if *builtin {
+		startModel = filepath.Join(out, "model")
+		if err := createBuiltin(cfg, *tokPath, startModel); err != nil {
+			return err
 		}
-		rows = append(rows, newStage(stage, dir, m, time.Since(t0)))
-		return writeSummary(out, rows, time.Since(start), cfg)
+		if err := q.validate("initial", startModel); err != nil {
+			return err
+		}
 	}
-	if err := eval("initial", modelDir); err != nil {
-		return err
+	// The RL run's step-0 validation is its starting model's, on the same
+	// seeds at the same temperature: it is the row before StarPO-S.
+	before := "pretrained"
+	var warmTook time.Duration
+	if cfg.SFT.Episodes > 0 {
+		t0 := time.Now()
+		warm, err := sft.Run(cfg, startModel, filepath.Join(out, "sft"), opts, stop)
+		if err != nil {
+			return err
+		}
+		if warm.Interrupted {
+			return errors.New("interrupted during the warm start; its weights so far are in " + warm.Export)
+		}
+		startModel, before, warmTook = warm.Export, "after SFT", time.Since(t0)
 	}
-	sftStart := time.Now()
-	warm, err := sft.Run(cfg, modelDir, filepath.Join(out, "sft"), opts, stop)
-	if err != nil {
-		return err
-	}
-	if warm.Interrupted {
-		return errors.New("interrupted during the warm start; its weights so far are in " + warm.Export)
-	}
-	sftTook := time.Since(sftStart)
 	rlDir := filepath.Join(out, "rl")
-	run, err := starpo.NewRun(cfg, warm.Export, rlDir, opts, nil)
+	run, err := starpo.NewRun(cfg, startModel, rlDir, opts, nil)
 	if err != nil {
 		return err
 	}
@@ -105,12 +124,8 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	run.Stop, run.Bar = stop, true
 	t0 := time.Now()
 	runErr := run.Execute(false)
-	// The run's step-0 validation is the warm start's, on the same seeds at
-	// the same temperature: it is the "after SFT" row (validating the
-	// export here as well would repeat those rollouts, about a minute).
 	if run.StartVal != nil {
-		rows = append(rows, newStage("after SFT", warm.Export, run.StartVal, sftTook))
-		if err := writeSummary(out, rows, time.Since(start), cfg); err != nil && runErr == nil {
+		if err := q.add(newStage(before, startModel, run.StartVal, warmTook)); err != nil && runErr == nil {
 			runErr = err
 		}
 	}
@@ -118,18 +133,43 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 		return runErr
 	}
 	if run.StartVal == nil {
-		return errors.New("the StarPO-S stage did not validate the warm start at step 0")
+		return errors.New("the StarPO-S stage did not validate its starting model at step 0")
 	}
 	if run.Interrupted {
-		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, warm.Export, rlDir)
+		return fmt.Errorf("interrupted during StarPO-S; resume with: ragen train --config %s --model %s --out %s --resume", *rf.cfgPath, startModel, rlDir)
 	}
-	rows = append(rows, newStage("after StarPO-S", filepath.Join(rlDir, "export"), run.LastVal, time.Since(t0)))
-	if err := writeSummary(out, rows, time.Since(start), cfg); err != nil {
+	if err := q.add(newStage("after StarPO-S", filepath.Join(rlDir, "export"), run.LastVal, time.Since(t0))); err != nil {
 		return err
 	}
-	fmt.Fprint(stdout, table(rows, cfg))
-	fmt.Fprintf(stdout, "\nrun folder %s (report: %s), %s in all\n", out, filepath.Join(rlDir, "report.html"), time.Since(start).Round(time.Second))
+	fmt.Fprint(stdout, table(q.rows, cfg))
+	fmt.Fprintf(stdout, "\nrun folder %s (report: %s), %s in all\n", out, filepath.Join(rlDir, "report.html"), time.Since(q.start).Round(time.Second))
 	return nil
+}
+
+// quickstart is a job's table so far, rewritten to summary.json at every
+// new row so that an interrupted job keeps what it measured.
+type quickstart struct {
+	cfg   config.Config
+	out   string
+	opts  model.Options
+	start time.Time
+	rows  []stageResult
+}
+
+func (q *quickstart) add(r stageResult) error {
+	q.rows = append(q.rows, r)
+	return writeSummary(q.out, q.rows, time.Since(q.start), q.cfg)
+}
+
+// validate adds a row of the model at dir's validation.
+func (q *quickstart) validate(stage, dir string) error {
+	t0 := time.Now()
+	log.Info().Str("stage", stage).Str("model", dir).Msg("validating")
+	_, m, err := starpo.EvaluateCheckpoint(dir, q.cfg, q.opts, "validate")
+	if err != nil {
+		return fmt.Errorf("validation %s: %w", stage, err)
+	}
+	return q.add(newStage(stage, dir, m, time.Since(t0)))
 }
 
 // createBuiltin writes the small model: the Qwen tokenizer reduced to the
@@ -172,7 +212,7 @@ func createBuiltin(cfg config.Config, tokPath, dir string) error {
 	return nil
 }
 
-// gainSummary is a tag's change from the warm start to the end.
+// gainSummary is a tag's change over StarPO-S.
 type gainSummary struct {
 	Diff     float64 `json:"diff"`
 	Low      float64 `json:"low95"`
@@ -183,7 +223,7 @@ type gainSummary struct {
 func writeSummary(dir string, rows []stageResult, total time.Duration, cfg config.Config) error {
 	out := map[string]any{"stages": rows, "seconds": total.Seconds()}
 	if g := gains(rows, cfg); g != nil {
-		out["gain_over_warm_start"] = g
+		out["starpo_gain"] = g
 	}
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
@@ -193,7 +233,7 @@ func writeSummary(dir string, rows []stageResult, total time.Duration, cfg confi
 }
 
 // table prints success per tag (rows) after each stage (columns), and
-// the change from the warm start to the end with its 95% interval
+// the change over StarPO-S with its 95% interval
 // (Wald, two independent proportions on the validation episodes); then
 // the share of valid actions per turn, so that a gain made of answering
 // in format is told apart from one made of playing better.
@@ -217,7 +257,7 @@ func table(rows []stageResult, cfg config.Config) string {
 		fmt.Fprintf(&b, " %15s", r.Stage)
 	}
 	if gain != nil {
-		fmt.Fprintf(&b, "  %s", "end − warm start (95% interval)")
+		fmt.Fprintf(&b, "  end − %s (95%% interval)", rows[len(rows)-2].Stage)
 	}
 	b.WriteString("\n")
 	for _, t := range names {
@@ -241,11 +281,11 @@ func table(rows []stageResult, cfg config.Config) string {
 	return b.String()
 }
 
-// gains is each validation tag's change from the warm start (rows[1])
-// to the end (the last row), over its validation episodes; nil before
-// there is an end to compare (initial, warm start, …, end).
+// gains is each validation tag's change over StarPO-S: from the row
+// before it (the pretrained model, or the warm start) to the end (the last
+// row), over its validation episodes; nil before there is an end.
 func gains(rows []stageResult, cfg config.Config) map[string]gainSummary {
-	if len(rows) < 3 {
+	if len(rows) < 2 || rows[len(rows)-1].Stage != "after StarPO-S" {
 		return nil
 	}
 	episodes := map[string]int{}
@@ -254,7 +294,7 @@ func gains(rows []stageResult, cfg config.Config) map[string]gainSummary {
 	}
 	out := map[string]gainSummary{}
 	for t, n := range episodes {
-		d, half := gainInterval(rows[1].Success[t], rows[len(rows)-1].Success[t], n)
+		d, half := gainInterval(rows[len(rows)-2].Success[t], rows[len(rows)-1].Success[t], n)
 		out[t] = gainSummary{Diff: d, Low: d - half, High: d + half, Episodes: n}
 	}
 	return out

@@ -22,7 +22,7 @@ import (
 func TestQuickstartShort(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "qs")
 	var stdout, stderr strings.Builder
-	args := []string{"quickstart", "--config", "../../configs/quickstart.yaml", "--tokenizer", tokenizertest.Path(t), "--out", out,
+	args := []string{"quickstart", "--builtin", "--config", "../../configs/quickstart-builtin.yaml", "--tokenizer", tokenizertest.Path(t), "--out", out,
 		"--set", "steps=1", "--set", "save_every=0", "--set", "sft.episodes=32", "--set", "sft.batch=16", "--set", "builtin_model.vocab_episodes=32",
 		"--set", "builtin_model.hidden=32", "--set", "builtin_model.layers=1", "--set", "builtin_model.intermediate=64",
 		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8,8]", "--set", "val.env_groups=24", "--set", "rollout.response_length=16",
@@ -30,14 +30,14 @@ func TestQuickstartShort(t *testing.T) {
 	if code := runMain(args, &stdout, &stderr); code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr.String())
 	}
-	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban", "end − warm start (95% interval)", "valid actions per turn"} {
+	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban", "end − after SFT (95% interval)", "valid actions per turn"} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
 		}
 	}
 	var sum struct {
 		Stages []stageResult          `json:"stages"`
-		Gains  map[string]gainSummary `json:"gain_over_warm_start"`
+		Gains  map[string]gainSummary `json:"starpo_gain"`
 	}
 	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
 	if err != nil {
@@ -80,18 +80,69 @@ func TestQuickstartShort(t *testing.T) {
 }
 
 // Bad input stops the pipeline with a clear error before any work.
+// TestQuickstartSmolLM2Short runs the default job (SmolLM2-135M-Instruct,
+// no warm start) for one step on a few seeds: the row before StarPO-S is
+// the pretrained model's, and the export is a Llama checkpoint.
+func TestQuickstartSmolLM2Short(t *testing.T) {
+	if _, err := resolveModel("smollm2"); err != nil {
+		t.Skipf("SmolLM2 is not installed (make deps fetches it): %v", err)
+	}
+	out := filepath.Join(t.TempDir(), "qs")
+	var stdout, stderr strings.Builder
+	args := []string{"quickstart", "--config", "../../configs/quickstart.yaml", "--out", out,
+		"--set", "steps=1", "--set", "save_every=0", "--set", "val_every=0", "--set", "train.n_groups=[1]", "--set", "train.env_groups=1",
+		"--set", "train.group_size=4", "--set", "val.n_groups=[4]", "--set", "val.env_groups=4",
+		"--set", "algorithm.ppo_mini_batch=4", "--set", "algorithm.micro_batch=4", "--set", "actor.train_layers=1", "--set", "critic.train_layers=1"}
+	if code := runMain(args, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{"pretrained", "after StarPO-S", "Bandit", "end − pretrained (95% interval)", "valid actions per turn"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
+		}
+	}
+	if strings.Contains(stdout.String(), "after SFT") {
+		t.Fatalf("a job without a warm start prints an after-SFT row:\n%s", stdout.String())
+	}
+	var sum struct {
+		Stages []stageResult          `json:"stages"`
+		Gains  map[string]gainSummary `json:"starpo_gain"`
+	}
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 2 || sum.Stages[0].Stage != "pretrained" || sum.Gains["Bandit"].Episodes != 4 {
+		t.Fatalf("summary.json: %v, stages %+v, gains %v", err, sum.Stages, sum.Gains)
+	}
+	if _, err := os.Stat(filepath.Join(out, "sft")); err == nil {
+		t.Error("a job without a warm start wrote an sft folder")
+	}
+	cfg, err := os.ReadFile(filepath.Join(out, "rl", "export", "config.json"))
+	if err != nil || !strings.Contains(string(cfg), `"llama"`) {
+		t.Fatalf("the export is not a Llama checkpoint (%v): %s", err, cfg)
+	}
+}
+
 func TestQuickstartErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"--tokenizer", "/nonexistent/tokenizer.json"}, "--tokenizer /nonexistent/tokenizer.json: not found"},
-		{[]string{"--set", "sft.episodes=0"}, "sft.episodes"},
+		{[]string{"--builtin", "--tokenizer", "/nonexistent/tokenizer.json"}, "--tokenizer /nonexistent/tokenizer.json: not found"},
+		{[]string{"--tokenizer", "/nonexistent/tokenizer.json"}, "--tokenizer applies to --builtin"},
+		{[]string{"--builtin", "--model", "smollm2"}, "either --builtin or --model"},
+		{[]string{"--model", "/nonexistent"}, "--model /nonexistent: no such folder or file"},
+		{[]string{"--set", "sft.episodes=-1"}, "sft.episodes -1 must be ≥ 0"},
 		{[]string{"--set", "bogus=1"}, "bogus"},
 		{[]string{"--set", "agent.max_context_window=0"}, "agent.max_context_window 0 must be -1"},
 	} {
 		var stdout, stderr strings.Builder
-		args := append([]string{"quickstart", "--config", "../../configs/quickstart.yaml", "--out", t.TempDir()}, c.args...)
+		preset := "../../configs/quickstart.yaml"
+		if c.args[0] == "--builtin" {
+			preset = "../../configs/quickstart-builtin.yaml"
+		}
+		args := append([]string{"quickstart", "--config", preset, "--out", t.TempDir()}, c.args...)
 		if code := runMain(args, &stdout, &stderr); code == 0 || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, stderr %q, want it to mention %q", c.args, code, stderr.String(), c.want)
 		}

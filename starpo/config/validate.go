@@ -30,6 +30,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("builtin_model.rope_theta %g must be positive", c.Builtin.RopeTheta)
 	case c.Rollout.ResponseLength < 1:
 		return fmt.Errorf("rollout.response_length %d must be ≥ 1", c.Rollout.ResponseLength)
+	case c.Rollout.Reuse < 1:
+		return fmt.Errorf("rollout.reuse %d must be ≥ 1 (the update rounds each rollout batch trains)", c.Rollout.Reuse)
 	case c.Algorithm.AdvEstimator.Check() != nil:
 		return fmt.Errorf("algorithm.adv_estimator %q is not gae or grpo", c.Algorithm.AdvEstimator)
 	case c.Algorithm.RewardNorm.Check() != nil:
@@ -51,8 +53,10 @@ func (c Config) Validate() error {
 	case c.Algorithm.KLPenalty.Check() != nil:
 		return fmt.Errorf("algorithm.kl_penalty %q is not kl (k1), abs, mse (k2) or low_var_kl (k3)",
 			c.Algorithm.KLPenalty)
-	case c.SFT.Episodes < 1 || c.SFT.Epochs < 1 || c.SFT.Batch < 1 || c.SFT.MicroBatch < 1:
-		return fmt.Errorf("sft.episodes, sft.epochs, sft.batch and sft.micro_batch must be ≥ 1")
+	case c.SFT.Episodes < 0:
+		return fmt.Errorf("sft.episodes %d must be ≥ 0 (0: no warm start in ragen quickstart)", c.SFT.Episodes)
+	case c.SFT.Epochs < 1 || c.SFT.Batch < 1 || c.SFT.MicroBatch < 1:
+		return fmt.Errorf("sft.epochs, sft.batch and sft.micro_batch must be ≥ 1")
 	case !(c.SFT.Noise >= 0 && c.SFT.Noise <= 1):
 		return fmt.Errorf("sft.noise %v must be in [0, 1]", c.SFT.Noise)
 	case !(c.SFT.Invalid >= 0 && c.SFT.Invalid <= 1):
