@@ -40,6 +40,9 @@ type Result struct {
 // (sft-metrics.jsonl). stop (nil: never) is polled between steps; when it
 // fires, the weights so far are exported and the result says so.
 func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func() bool) (res Result, err error) {
+	if cfg.SFT.Episodes < 1 {
+		return res, fmt.Errorf("sft.episodes %d: a warm start needs at least one demonstration", cfg.SFT.Episodes)
+	}
 	tok, err := tokenizer.Load(modelDir)
 	if err != nil {
 		return res, err

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ragen-go/ragen/model"
+	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/optim"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
@@ -124,4 +126,15 @@ func TestSFTLearnsDemonstrations(t *testing.T) {
 		t.Fatalf("%d steps, losses %v", steps, losses)
 	}
 	t.Logf("loss %.3f -> %.3f", losses[0], losses[len(losses)-1])
+}
+
+// A warm start of no demonstrations is refused before anything loads
+// (ragen quickstart skips the warm start when sft.episodes is 0).
+func TestRunNeedsEpisodes(t *testing.T) {
+	cfg := config.Default()
+	cfg.SFT.Episodes = 0
+	_, err := Run(cfg, "/nonexistent", t.TempDir(), model.Options{}, nil)
+	if err == nil || !strings.Contains(err.Error(), "sft.episodes 0") {
+		t.Fatalf("got %v, want an error naming sft.episodes", err)
+	}
 }
