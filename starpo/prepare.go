@@ -39,7 +39,7 @@ func (t *Trainer) Prepare(all, local []rollout.Trajectory, rec *Recorder) (b *Ba
 			}
 		}
 	}
-	b.tokens = float64(b.Tokens() * max(1, a.PPOEpochs))
+	b.tokens = float64(b.Tokens() * max(1, a.PPOEpochs) * t.reuse())
 	return b, t.Dist.Sum("token count", &b.tokens)
 }
 

@@ -49,7 +49,7 @@ type Batch struct {
 	Advantages  [][]float64 // [Rows][Length−1]
 	Returns     [][]float64 // [Rows][Length−1]
 	OldValues   [][]float64 // [Rows][Length−1]: the critic's values before the update; nil without a critic
-	tokens      float64     // real tokens × epochs over every rank, for the perf/ rates
+	tokens      float64     // real tokens × epochs × reuse rounds over every rank, for the perf/ rates
 }
 
 // Step runs one training step, StarPO's pipeline: play the episodes, keep
@@ -57,6 +57,14 @@ type Batch struct {
 // (GAE on the critic's values, or GRPO), then the critic's and the actor's
 // PPO epochs over mini-batches of the kept rows. It returns RAGEN-named
 // metrics, plus perf/ throughput and memory and the reward terms.
+//
+// A step is one rollout: with rollout.reuse k (RAGEN's Online-k) its batch
+// trains k update rounds, each the whole update above, on the advantages
+// and old log-probs computed once after the rollout, so the optimisers
+// take k times the steps and the learning-rate schedule, which counts
+// training steps, gives every round the step's rate. The critic takes its
+// k rounds before the actor takes its k: neither update reads the other
+// model, so this is the same as alternating them.
 func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	defer torchrt.Catch(&err, fmt.Sprintf("training step %d", step))
 	if err := t.checkAutocast(); err != nil {

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/sugarme/gotch"
@@ -18,9 +19,10 @@ import (
 	"github.com/ragen-go/ragen/starpo/optim"
 )
 
-// UpdateCritic takes the critic's PPO epochs on b, the clipped value loss
-// towards the returns, and records critic/ metrics; without the critic
-// (GRPO) there is nothing to train.
+// UpdateCritic takes the critic's PPO epochs on b, rollout.reuse rounds of
+// them, the clipped value loss towards the returns, and records critic/
+// metrics (means over every optimiser step); without the critic (GRPO)
+// there is nothing to train.
 func (t *Trainer) UpdateCritic(step int, b *Batch, rec *Recorder) (err error) {
 	defer torchrt.Catch(&err, rec.during())
 	if t.Cfg.Algorithm.AdvEstimator != advantage.EstimatorGAE {
@@ -34,7 +36,7 @@ func (t *Trainer) UpdateCritic(step int, b *Batch, rec *Recorder) (err error) {
 		t.CriticOpt.SetLR(t.CriticLR.LR(step))
 	}
 	var vf, clip float64
-	micro := func(mb batch.Span, n int) (float64, error) {
+	micro := func(_ int, mb batch.Span, n int) (float64, error) {
 		vm, err := t.criticMicroBatch(b, mb, n)
 		vf += vm.VFLoss / float64(n)
 		clip += vm.VFClipFrac / float64(n)
@@ -79,9 +81,11 @@ func (t *Trainer) criticMicroBatch(b *Batch, mb batch.Span, n int) (vm loss.Valu
 	return vm, s.Op(l.DivScalar(ts.FloatScalar(float64(n)), false)).Backward()
 }
 
-// UpdateActor takes the actor's PPO epochs on b: the clipped policy loss,
-// minus the entropy bonus, plus the KL loss to the reference with
-// use_kl_loss. It records actor/ metrics.
+// UpdateActor takes the actor's PPO epochs on b, rollout.reuse rounds of
+// them: the clipped policy loss, minus the entropy bonus, plus the KL loss
+// to the reference with use_kl_loss. It records actor/ metrics, means over
+// every optimiser step; with rollout.reuse k > 1 also each round's lag
+// behind the policy that sampled b (lagMetrics, as actor/reuse_r{i}/…).
 func (t *Trainer) UpdateActor(step int, b *Batch, rec *Recorder) (err error) {
 	defer torchrt.Catch(&err, rec.during())
 	t0 := time.Now()
@@ -90,30 +94,44 @@ func (t *Trainer) UpdateActor(step int, b *Batch, rec *Recorder) (err error) {
 	}
 	useKL := t.Cfg.Algorithm.UseKLLoss && b.RefLogProbs != nil
 	// Every rank reports every key, even one without rows this step, so
-	// the sums line up across ranks.
-	sums := map[string]float64{"actor/entropy_loss": 0}
-	for k := range (loss.PolicyMetrics{}).Metrics() {
-		sums[k] = 0
+	// the sums line up across ranks. Each round sums apart.
+	rounds := make([]map[string]float64, t.reuse())
+	for r := range rounds {
+		rounds[r] = map[string]float64{"actor/entropy_loss": 0}
+		for k := range (loss.PolicyMetrics{}).Metrics() {
+			rounds[r][k] = 0
+		}
+		if useKL {
+			rounds[r]["actor/kl_loss"] = 0
+		}
 	}
-	if useKL {
-		sums["actor/kl_loss"] = 0
+	micro := func(round int, mb batch.Span, n int) (float64, error) {
+		return t.actorMicroBatch(b, mb, n, useKL, rounds[round])
 	}
-	micro := func(mb batch.Span, n int) (float64, error) { return t.actorMicroBatch(b, mb, n, useKL, sums) }
 	norms, skipped, err := t.optimiserSteps(b, t.ActorOpt, t.Cfg.Actor.GradClip, micro)
 	if err != nil {
 		return err
 	}
-	names := slices.Sorted(maps.Keys(sums))
-	vals := make([]float64, len(names))
-	for i, name := range names {
-		vals[i] = sums[name]
+	names := slices.Sorted(maps.Keys(rounds[0]))
+	vals := make([]float64, 0, len(rounds)*len(names)) // [round][name]
+	for _, sums := range rounds {
+		for _, name := range names {
+			vals = append(vals, sums[name])
+		}
 	}
 	if err := t.Dist.SumSlice("actor metrics", vals); err != nil {
 		return err
 	}
 	met, k := map[string]float64{}, float64(len(norms))
-	for i, name := range names {
-		met[name] = vals[i] / k
+	perRound := k / float64(len(rounds)) // every round takes the same optimiser steps
+	for r := range rounds {
+		for i, name := range names {
+			v := vals[r*len(names)+i]
+			met[name] += v / k
+			if len(rounds) > 1 && slices.Contains(lagMetrics, name) {
+				met[roundMetric(r, name)] = v / perRound
+			}
+		}
 	}
 	if useKL {
 		met["actor/kl_coef"] = t.Cfg.Algorithm.KLLossCoef
@@ -123,6 +141,21 @@ func (t *Trainer) UpdateActor(step int, b *Batch, rec *Recorder) (err error) {
 	rec.update("update_actor", t0, b, met)
 	return nil
 }
+
+// lagMetrics are the actor metrics reported per round when a rollout batch
+// trains several (rollout.reuse, RAGEN's Online-k): how far the policy has
+// moved from the one that sampled the batch, and how much of the batch the
+// PPO clip then holds back.
+var lagMetrics = []string{"actor/abs_log_ratio", "actor/pg_clipfrac"}
+
+// roundMetric is lag metric name's key for round (0-based):
+// actor/reuse_r{round+1}/….
+func roundMetric(round int, name string) string {
+	return fmt.Sprintf("actor/reuse_r%d/%s", round+1, strings.TrimPrefix(name, "actor/"))
+}
+
+// reuse is how many update rounds each rollout batch trains (rollout.reuse).
+func (t *Trainer) reuse() int { return max(1, t.Cfg.Rollout.Reuse) }
 
 // actorMicroBatch accumulates the gradient of rows mb's actor loss,
 // (pg − c·H + β·KL)/n so that a mini-batch's n micro-batches add up, adds
@@ -178,11 +211,13 @@ func (t *Trainer) actorMicroBatch(b *Batch, mb batch.Span, n int, useKL bool,
 	return lossV, sc.Backward()
 }
 
-// optimiserSteps runs PPOEpochs passes over the batch in mini-batches; each
-// mini-batch accumulates micro-batch gradients (fn gets the micro-batch and
-// the number of micro-batches in its mini-batch, over all ranks, to scale
-// the loss by, and returns the micro-batch's loss value) and then takes one
-// optimiser step, after summing the gradients across ranks (Trainer.Dist).
+// optimiserSteps runs rollout.reuse rounds of PPOEpochs passes over the
+// batch in mini-batches, every round on the same old log-probs, values and
+// advantages; each mini-batch accumulates micro-batch gradients (fn gets
+// the round, from 0, the micro-batch and the number of micro-batches in its
+// mini-batch, over all ranks, to scale the loss by, and returns the
+// micro-batch's loss value) and then takes one optimiser step, after
+// summing the gradients across ranks (Trainer.Dist).
 // The step is skipped, its gradients zeroed, when the gradient norm is not
 // finite (as verl does) and also when the loss is not finite: a NaN loss
 // can come with finite gradients (clamp passes no gradient at NaN), which
@@ -190,20 +225,23 @@ func (t *Trainer) actorMicroBatch(b *Batch, mb batch.Span, n int, useKL bool,
 // decides alike. It returns the gradient norms (NaN for a step skipped on
 // its loss) and the skipped-step count.
 func (t *Trainer) optimiserSteps(b *Batch, opt *optim.AdamW, clip float64,
-	fn func(mb batch.Span, n int) (float64, error)) (norms []float64, skipped int, err error) {
+	fn func(round int, mb batch.Span, n int) (float64, error)) (norms []float64, skipped int, err error) {
 	globalB := float64(b.Rows)
 	if err := t.Dist.Sum("batch size", &globalB); err != nil {
 		return nil, 0, err
 	}
-	for range max(1, t.Cfg.Algorithm.PPOEpochs) {
-		for _, mini := range t.miniBatches(b.Rows, int(globalB)) {
-			norm, ok, err := t.optimiserStep(opt, clip, mini, fn)
-			if err != nil {
-				return nil, 0, err
-			}
-			norms = append(norms, norm)
-			if !ok {
-				skipped++
+	for round := range t.reuse() {
+		micro := func(mb batch.Span, n int) (float64, error) { return fn(round, mb, n) }
+		for range max(1, t.Cfg.Algorithm.PPOEpochs) {
+			for _, mini := range t.miniBatches(b.Rows, int(globalB)) {
+				norm, ok, err := t.optimiserStep(opt, clip, mini, micro)
+				if err != nil {
+					return nil, 0, err
+				}
+				norms = append(norms, norm)
+				if !ok {
+					skipped++
+				}
 			}
 		}
 	}

@@ -58,13 +58,15 @@ type Agent struct {
 	MaxContextWindow  int     `yaml:"max_context_window"`   // turns shown, -1 = all (k > 0: turns train apart)
 }
 
-// Rollout holds the sampling settings.
+// Rollout holds the sampling settings and how many update rounds each
+// rollout batch trains.
 type Rollout struct {
 	Temperature    float64 `yaml:"temperature"`     // training sampling temperature
 	TopP           float64 `yaml:"top_p"`           // nucleus mass
 	TopK           int     `yaml:"top_k"`           // -1 = off
 	ResponseLength int     `yaml:"response_length"` // tokens per turn
 	ValTemperature float64 `yaml:"val_temperature"` // validation sampling temperature
+	Reuse          int     `yaml:"reuse"`           // update rounds per rollout batch: RAGEN's Online-k (1 = on-policy)
 	// StaticCache decodes with fixed shapes over a static KV cache (the
 	// same ids and log-probs; slower on the CPU); CUDAGraphs also replays
 	// each decode step as a CUDA graph (CUDA only, implies static_cache).
@@ -162,7 +164,7 @@ func Default() Config {
 		Train:   Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
 		Val:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},
 		Agent:   Agent{MaxTurn: 5, MaxActionsPerTurn: 5, EnableThink: true, FormatPenalty: -0.1, MaxContextWindow: -1},
-		Rollout: Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5},
+		Rollout: Rollout{Temperature: 1, TopP: 1, TopK: -1, ResponseLength: 400, ValTemperature: 0.5, Reuse: 1},
 		Algorithm: Algorithm{
 			AdvEstimator: advantage.EstimatorGAE, Gamma: 1, Lambda: 1, RewardNorm: advantage.NormIdentity,
 			FilterRatio: 0.25, FilterType: advantage.FilterStd, ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5,

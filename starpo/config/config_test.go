@@ -54,6 +54,7 @@ func TestConfigErrors(t *testing.T) {
 		{"", []string{"sft.heldout=-1"}, "sft.heldout -1"},
 		{"", []string{"agent.max_context_window=0"}, "agent.max_context_window 0 must be -1"},
 		{"", []string{"builtin_model.rope_theta=0"}, "builtin_model.rope_theta 0 must be positive"},
+		{"", []string{"rollout.reuse=0"}, "rollout.reuse 0 must be ≥ 1"},
 		{"", []string{"actor=1", "actor.lr=1"}, "actor is not a section"},
 		{filepath.Join(t.TempDir(), "missing.yaml"), nil, "missing.yaml"},
 	} {

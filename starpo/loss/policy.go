@@ -20,6 +20,7 @@ type PolicyMetrics struct {
 	PGClipFrac      float64 // actor/pg_clipfrac: share of tokens where the clipped term won (pg2 > pg1)
 	PPOKL           float64 // actor/ppo_kl: masked mean of logp_old − logp (the clamped log-ratio)
 	PGClipFracLower float64 // actor/pg_clipfrac_lower: share of tokens where the dual clip binds (A < 0)
+	AbsLogRatio     float64 // actor/abs_log_ratio: masked mean of |logp − logp_old|, how far the policy has moved
 }
 
 // Metrics returns the metrics under RAGEN's names (docs/ragen.md#metrics).
@@ -29,6 +30,7 @@ func (p PolicyMetrics) Metrics() map[string]float64 {
 		"actor/pg_clipfrac":       p.PGClipFrac,
 		"actor/ppo_kl":            p.PPOKL,
 		"actor/pg_clipfrac_lower": p.PGClipFracLower,
+		"actor/abs_log_ratio":     p.AbsLogRatio,
 	}
 }
 
@@ -94,6 +96,7 @@ func PolicyLoss(logp, oldLogp, adv, mask *ts.Tensor, o PolicyOptions) (loss *ts.
 	pm.PGLoss = value(out)
 	pm.PGClipFrac = m.fraction(s.Op(pg2.GtTensor(pg1, false)))
 	pm.PPOKL = -value(m.mean(logRatio))
+	pm.AbsLogRatio = value(m.mean(s.Op(logRatio.Abs(false))))
 	lower := s.Op(s.Op(clip1.GtTensor(pg3, false)).Totype(m.weight.DType(), false))
 	pm.PGClipFracLower = value(m.mean(s.Op(lower.Mul(s.Op(negative.Totype(m.weight.DType(), false)), false))))
 	return s.Release(out), pm, nil

@@ -14,11 +14,12 @@ func refPolicy(lp, old, adv, mask [][]float64, lo, hi, c float64, mode AggMode) 
 	B, T := len(lp), len(lp[0])
 	pg := make([][]float64, B)
 	dlp = make([][]float64, B)
-	var kl, clip, lower [][]float64
+	var kl, absLR, clip, lower [][]float64
 	for b := range B {
 		pg[b], dlp[b] = make([]float64, T), make([]float64, T)
 		kl, clip, lower = append(kl, make([]float64, T)), append(clip, make([]float64, T)), append(lower,
 			make([]float64, T))
+		absLR = append(absLR, make([]float64, T))
 		for j := range T {
 			if mask[b][j] == 0 {
 				continue
@@ -50,12 +51,13 @@ func refPolicy(lp, old, adv, mask [][]float64, lo, hi, c float64, mode AggMode) 
 				}
 			}
 			pg[b][j], dlp[b][j] = p, dp*w[b][j]
-			kl[b][j] = -lr
+			kl[b][j], absLR[b][j] = -lr, math.Abs(lr)
 		}
 	}
 	m = PolicyMetrics{
 		PGLoss: refAgg(pg, mask, mode), PGClipFrac: refMaskedMean(clip, mask),
 		PPOKL: refMaskedMean(kl, mask), PGClipFracLower: refMaskedMean(lower, mask),
+		AbsLogRatio: refMaskedMean(absLR, mask),
 	}
 	return m.PGLoss, m, dlp
 }
@@ -63,8 +65,8 @@ func refPolicy(lp, old, adv, mask [][]float64, lo, hi, c float64, mode AggMode) 
 func checkMetrics(t *testing.T, what string, got, want PolicyMetrics, tol float64) {
 	t.Helper()
 	checkClose(t, what+" metrics",
-		[]float64{got.PGLoss, got.PGClipFrac, got.PPOKL, got.PGClipFracLower},
-		[]float64{want.PGLoss, want.PGClipFrac, want.PPOKL, want.PGClipFracLower}, tol)
+		[]float64{got.PGLoss, got.PGClipFrac, got.PPOKL, got.PGClipFracLower, got.AbsLogRatio},
+		[]float64{want.PGLoss, want.PGClipFrac, want.PPOKL, want.PGClipFracLower, want.AbsLogRatio}, tol)
 }
 
 func TestPolicyLossHand(t *testing.T) {
@@ -76,6 +78,7 @@ func TestPolicyLossHand(t *testing.T) {
 	//   untrained: logp NaN.
 	// token-mean (−1.28 − 1.1 + 3 + 1.6)/4 = 0.555; clipfrac 2/4 (rows 1
 	// and 4), lower 1/4; ppo_kl = −ln(1.5·1.1·4·0.5)/4 = −ln(3.3)/4;
+	// abs_log_ratio = (ln 1.5 + ln 1.1 + ln 4 + ln 2)/4 = ln(13.2)/4;
 	// ∂loss/∂logp = (0, −1.1/4, 0, 0, 0).
 	old := []float64{-1, -2, -0.5, -3, -1}
 	lp := make([]float64, 5)
@@ -91,7 +94,7 @@ func TestPolicyLossHand(t *testing.T) {
 	}
 	defer loss.MustDrop()
 	checkMetrics(t, "hand", m, PolicyMetrics{PGLoss: 0.555, PGClipFrac: 0.5, PPOKL: -math.Log(3.3) / 4,
-		PGClipFracLower: 0.25}, 1e-6)
+		PGClipFracLower: 0.25, AbsLogRatio: math.Log(13.2) / 4}, 1e-6)
 	if v := scalar(t, loss); !approx(v, 0.555, 1e-6) {
 		t.Errorf("loss = %v, want 0.555", v)
 	}

@@ -70,6 +70,34 @@ func TestCellsAndRunConfig(t *testing.T) {
 	}
 }
 
+// configs/study/freshness.yaml, the Online-k study: three StarPO-S arms
+// that differ only in rollout.reuse, 20 steps, on Bandit and FrozenLake.
+func TestFreshnessStudy(t *testing.T) {
+	s, err := LoadSpec("../../configs/study/freshness.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cells := s.Cells()
+	if len(cells) != 3*2*2 {
+		t.Fatalf("%d cells, want 3 arms × 2 environments × 2 seeds", len(cells))
+	}
+	want := map[string]int{"online-1": 1, "online-5": 5, "online-10": 10}
+	for _, c := range cells {
+		cfg, err := s.RunConfig(c, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a := cfg.Algorithm
+		if cfg.Rollout.Reuse != want[c.Arm.Name] || cfg.Steps != 20 || a.FilterRatio != 0.25 || a.ClipHigh != 0.28 ||
+			a.AdvEstimator != "gae" {
+			t.Fatalf("%v: reuse %d, steps %d, algorithm %+v", c, cfg.Rollout.Reuse, cfg.Steps, a)
+		}
+	}
+	if _, err := s.WarmStartConfig(nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // A run's result from its metrics: the validation curve of its environment
 // and the first step each Echo Trap signal fired.
 func TestReadResultAndSummarise(t *testing.T) {
