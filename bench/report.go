@@ -17,6 +17,7 @@ type Report struct {
 	Soak     *Soak           `json:"soak,omitempty"`
 	Accuracy *Accuracy       `json:"accuracy,omitempty"` // a run in another dtype than fp32, against fp32
 	Baseline *BaselineInfo   `json:"baseline,omitempty"`
+	LlamaCpp *LlamaCppInfo   `json:"llama_cpp,omitempty"`
 }
 
 // ModelInfo is the measured model.
@@ -70,15 +71,19 @@ type Measure struct {
 // Result is one measurement: the same tokens and FLOPs credited to both
 // sides.
 type Result struct {
-	Name    string             `json:"name"` // prefill, decode, rollout, update_actor, update_critic
-	Batch   int                `json:"batch"`
-	Tokens  int                `json:"tokens"` // tokens the rate counts
-	FLOPs   float64            `json:"flops"`
-	Ours    Measure            `json:"ours"`
-	Torch   *Measure           `json:"torch,omitempty"`
-	Ratio   float64            `json:"ratio_vs_torch,omitempty"` // our tokens/s over the baseline's
-	Details map[string]float64 `json:"details,omitempty"`
-	Label   string             `json:"label"` // the table's row name
+	Name   string   `json:"name"` // prefill, decode, rollout, update_actor, update_critic
+	Batch  int      `json:"batch"`
+	Tokens int      `json:"tokens"` // tokens the rate counts
+	FLOPs  float64  `json:"flops"`
+	Ours   Measure  `json:"ours"`
+	Torch  *Measure `json:"torch,omitempty"`
+	Ratio  float64  `json:"ratio_vs_torch,omitempty"` // our tokens/s over the baseline's
+	// LlamaCpp is llama.cpp's timing of a prefill or decode row (the
+	// anchor measures no other), RatioLlamaCpp ours over it.
+	LlamaCpp      *Measure           `json:"llama_cpp,omitempty"`
+	RatioLlamaCpp float64            `json:"ratio_vs_llama_cpp,omitempty"`
+	Details       map[string]float64 `json:"details,omitempty"`
+	Label         string             `json:"label"` // the table's row name
 }
 
 // Soak is the resident memory over a long decode loop.
@@ -143,6 +148,10 @@ func (r *Report) WriteTable(w io.Writer) error {
 	if bl := r.Baseline; bl != nil {
 		fmt.Fprintf(&b, "baseline PyTorch %s (python %s, %d threads), scripts/bench_torch.py, measured interleaved\n", bl.Torch, bl.Python, bl.Threads)
 	}
+	if l := r.LlamaCpp; l != nil {
+		fmt.Fprintf(&b, "anchor   llama.cpp (llama-cpp-python %s, %d threads, %s keys and values) on %s, scripts/bench_llamacpp.py, measured after ours\n",
+			l.Version, l.Threads, l.KV, l.Model)
+	}
 	if len(r.Peak) > 0 {
 		b.WriteString("peak     matmul")
 		for _, dt := range []string{"fp32", "bf16"} {
@@ -158,18 +167,27 @@ func (r *Report) WriteTable(w io.Writer) error {
 	}
 	if len(r.Results) > 0 {
 		b.WriteString("\n")
-		torch := r.Baseline != nil
+		torch, llama := r.Baseline != nil, r.LlamaCpp != nil
 		fmt.Fprintf(&b, "%-32s %6s %8s %10s %8s %5s %9s", "measurement", "batch", "tokens", "tokens/s", "GFLOP/s", "MFU", "peak RSS")
 		if torch {
 			fmt.Fprintf(&b, " │ %10s %8s %9s %7s", "PyTorch/s", "GFLOP/s", "peak RSS", "ratio")
+		}
+		if llama {
+			fmt.Fprintf(&b, " │ %11s %7s", "llama.cpp/s", "ratio")
 		}
 		b.WriteString("\n")
 		for _, res := range r.Results {
 			o := res.Ours
 			fmt.Fprintf(&b, "%-32s %6d %8d %10.1f %8.1f %4.0f%% %9s", res.Label, res.Batch, res.Tokens, o.TokensPerS, o.FLOPPerS/1e9, 100*o.MFU, gb(o.PeakRSS))
-			if torch && res.Torch != nil {
+			switch {
+			case torch && res.Torch != nil:
 				t := res.Torch
 				fmt.Fprintf(&b, " │ %10.1f %8.1f %9s %6.2f×", t.TokensPerS, t.FLOPPerS/1e9, gb(t.PeakRSS), res.Ratio)
+			case torch:
+				fmt.Fprintf(&b, " │ %10s %8s %9s %7s", "", "", "", "")
+			}
+			if llama && res.LlamaCpp != nil {
+				fmt.Fprintf(&b, " │ %11.1f %6.2f×", res.LlamaCpp.TokensPerS, res.RatioLlamaCpp)
 			}
 			b.WriteString("\n")
 		}

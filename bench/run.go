@@ -54,7 +54,9 @@ func Run(dir, name string, place model.Options, o Options, baseline *Torch) (*Re
 	}
 	if baseline != nil {
 		o.logf("loading the model in the PyTorch baseline")
-		if err := baseline.Load(dir, r.dtName, torchrt.DeviceName(place.Device), th.Torch); err != nil {
+		// The baseline gets as many threads as we use: libtorch's pool and
+		// OpenBLAS's are separate here, one PyTorch pool does both there.
+		if err := baseline.Load(dir, r.dtName, torchrt.DeviceName(place.Device), max(th.Torch, th.BLAS)); err != nil {
 			return nil, err
 		}
 		info := baseline.Info

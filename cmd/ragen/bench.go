@@ -9,7 +9,12 @@ import (
 	"runtime/debug"
 	"strings"
 
+	"github.com/sugarme/gotch"
+
 	"github.com/ragen-go/ragen/bench"
+	"github.com/ragen-go/ragen/gguf"
+	"github.com/ragen-go/ragen/internal/torchrt"
+	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/tokenizer"
 )
 
@@ -28,6 +33,9 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	vsTorch := fs.Bool("vs-torch", false, "run every measurement also in the PyTorch baseline (scripts/bench_torch.py), interleaved, and print ratios")
 	python := fs.String("python", bench.DefaultPython(), "python interpreter with PyTorch, for --vs-torch")
 	script := fs.String("torch-script", defaultTorchScript(), "the baseline script, for --vs-torch")
+	vsLlama := fs.Bool("vs-llamacpp", false, "also measure prefill and decode in llama.cpp (llama-cpp-python) on an F32 GGUF export of the model, with as many threads")
+	llamaPython := fs.String("llamacpp-python", "", "python interpreter with llama_cpp, for --vs-llamacpp (default: --python's)")
+	llamaScript := fs.String("llamacpp-script", scriptPath("bench_llamacpp.py"), "the llama.cpp anchor script, for --vs-llamacpp")
 	place := addPlacementFlags(fs)
 	parts := fs.StringSlice("parts", d.Parts, "parts to run: "+strings.Join(bench.AllParts, ", ")+" (update needs rollout; --soak adds soak)")
 	fs.IntSliceVar(&d.PeakSizes, "peak-sizes", d.PeakSizes, "square matmul sizes of the peak measurement")
@@ -95,6 +103,14 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if *vsLlama {
+		if *llamaPython == "" {
+			*llamaPython = *python
+		}
+		if err := bench.CheckLlamaCpp(*llamaPython, *llamaScript); err != nil {
+			return err
+		}
+	}
 	var baseline *bench.Torch
 	if *vsTorch {
 		if baseline, err = bench.StartTorch(*python, *script, stderr); err != nil {
@@ -112,9 +128,39 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 			defer os.RemoveAll(filepath.Dir(*dir))
 		}
 	}
+	var scratch string // exports the baseline and the anchor read
+	if *vsTorch || *vsLlama {
+		if scratch, err = os.MkdirTemp("", "ragen-bench-export-"); err != nil {
+			return err
+		}
+		defer os.RemoveAll(scratch)
+	}
+	if *vsTorch && strings.HasSuffix(strings.ToLower(*dir), ".gguf") {
+		// The baseline reads HuggingFace folders: both sides then load the
+		// same fp32 weights, the GGUF file's, dequantised.
+		hf := filepath.Join(scratch, "hf")
+		fmt.Fprintf(stderr, "bench: writing %s as a HuggingFace folder for the baseline\n", *dir)
+		if err := exportHF(*dir, hf, model.Options{Device: gotch.CPU, DType: gotch.Float}); err != nil {
+			return err
+		}
+		*dir = hf
+	}
 	rep, err := bench.Run(*dir, name, opts, d, baseline)
 	if err != nil {
 		return err
+	}
+	if *vsLlama {
+		ggufPath := filepath.Join(scratch, "model-f32.gguf")
+		fmt.Fprintf(stderr, "bench: writing the model as an F32 GGUF file for llama.cpp\n")
+		if err := exportGGUF(*dir, ggufPath, gguf.F32, io.Discard); err != nil {
+			return err
+		}
+		th := torchrt.CurrentThreads()
+		l := bench.LlamaCpp{Python: *llamaPython, Script: *llamaScript, GGUF: ggufPath}
+		if err := bench.AddLlamaCpp(rep, l, d, max(th.Torch, th.BLAS), stderr); err != nil {
+			return err
+		}
+		rep.LlamaCpp.Model = "an F32 GGUF export of " + name
 	}
 	if *asJSON {
 		return rep.WriteJSON(stdout)
@@ -145,8 +191,12 @@ func buildPreset(p bench.Preset, work, tokPath string, o bench.Options, stderr i
 
 // defaultTorchScript is scripts/bench_torch.py of the working directory,
 // or else of the checkout the binary was built into (bin/ragen).
-func defaultTorchScript() string {
-	rel := filepath.Join("scripts", "bench_torch.py")
+func defaultTorchScript() string { return scriptPath("bench_torch.py") }
+
+// scriptPath is scripts/NAME of the working directory, or else of the
+// checkout the binary was built into (bin/ragen).
+func scriptPath(name string) string {
+	rel := filepath.Join("scripts", name)
 	if _, err := os.Stat(rel); err == nil {
 		return rel
 	}

@@ -97,6 +97,8 @@ func TestBenchErrors(t *testing.T) {
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--dtype", "int8"}, `--dtype: dtype "int8" is not one of`},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-torch", "--python", "/nonexistent/python3", "--torch-script", baselineScript}, "--vs-torch: python interpreter /nonexistent/python3 not found"},
 		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-torch", "--torch-script", "/nonexistent.py"}, "--torch-script /nonexistent.py: not found"},
+		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-llamacpp", "--llamacpp-script", "../../scripts/bench_llamacpp.py", "--llamacpp-python", "/nonexistent/python3"}, "--vs-llamacpp: python interpreter /nonexistent/python3 not found"},
+		{[]string{"--preset", "tiny", "--tokenizer", tok, "--vs-llamacpp", "--llamacpp-script", "/nonexistent.py"}, "--llamacpp-script /nonexistent.py: not found"},
 		{[]string{"--preset", "tiny", "stray"}, `unexpected argument "stray"`},
 	}
 	for _, c := range cases {

@@ -61,16 +61,22 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	if *dtype == "auto" {
 		return errors.New("--dtype: give fp32, bf16 or fp16")
 	}
+	if err := exportHF(path, *out, opts); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, *out)
+	return nil
+}
+
+// exportHF writes the model at path (a folder or a GGUF file), with its
+// tokenizer, as a HuggingFace folder in opts' dtype.
+func exportHF(path, out string, opts model.Options) error {
 	m, err := model.LoadCausalLM(path, opts)
 	if err != nil {
 		return err
 	}
 	defer m.Drop()
-	if err := model.Export(m.Cfg, m.Params(), *out, model.ExportOptions{DType: opts.DType, TokenizerFrom: path}); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, *out)
-	return nil
+	return model.Export(m.Cfg, m.Params(), out, model.ExportOptions{DType: opts.DType, TokenizerFrom: path})
 }
 
 // exportGGUF writes the model at path, with its tokenizer, as a GGUF file.
