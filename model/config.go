@@ -304,8 +304,8 @@ func (c Config) Validate() error {
 			return fmt.Errorf("%s must be a positive integer, got %d", p.name, p.v)
 		}
 	}
-	if c.HeadDim < 0 {
-		return fmt.Errorf("head_dim must be a positive integer, got %d", c.HeadDim)
+	if err := c.checkBounds(); err != nil {
+		return err
 	}
 	if c.HeadDim == 0 && c.HiddenSize%c.NumAttentionHeads != 0 {
 		return fmt.Errorf("hidden_size %d is not a multiple of num_attention_heads %d", c.HiddenSize, c.NumAttentionHeads)
@@ -352,6 +352,44 @@ func (c Config) Validate() error {
 	case "", "bfloat16", "float16", "float32":
 	default:
 		return fmt.Errorf("torch_dtype %q is not one of bfloat16, float16, float32", c.TorchDtype)
+	}
+	return nil
+}
+
+// Upper bounds on config.json's sizes, each several times the largest
+// open model's. They are checked before anything is built from the config:
+// a typo or a hostile file (num_hidden_layers 1000000000) would otherwise
+// have the loader list a billion layers' tensors before it looked at one.
+const (
+	MaxLayers       = 1024    // num_hidden_layers
+	MaxHidden       = 1 << 16 // hidden_size
+	MaxIntermediate = 1 << 20 // intermediate_size
+	MaxHeads        = 1024    // num_attention_heads, num_key_value_heads
+	MaxHeadDim      = 4096    // head_dim
+	MaxVocab        = 1 << 22 // vocab_size
+	MaxPositions    = 1 << 26 // max_position_embeddings, rope_scaling's original_max_position_embeddings
+)
+
+// checkBounds holds the sizes to the Max* bounds, and head_dim, when
+// config.json gives it, to a positive value (0 or null would otherwise
+// read as absent, and d / heads be used instead).
+func (c Config) checkBounds() error {
+	for _, b := range []struct {
+		name   string
+		v, max int
+	}{
+		{"num_hidden_layers", c.NumHiddenLayers, MaxLayers}, {"hidden_size", c.HiddenSize, MaxHidden},
+		{"intermediate_size", c.IntermediateSize, MaxIntermediate}, {"num_attention_heads", c.NumAttentionHeads, MaxHeads},
+		{"num_key_value_heads", c.NumKeyValueHeads, MaxHeads}, {"head_dim", c.HeadDim, MaxHeadDim},
+		{"vocab_size", c.VocabSize, MaxVocab}, {"max_position_embeddings", c.MaxPositionEmbeddings, MaxPositions},
+		{"rope_scaling original_max_position_embeddings", c.Rope.OriginalMaxPositionEmbeddings, MaxPositions},
+	} {
+		if b.v > b.max {
+			return fmt.Errorf("%s %d is more than this implementation accepts (at most %d)", b.name, b.v, b.max)
+		}
+	}
+	if raw, given := c.raw["head_dim"]; c.HeadDim < 0 || given && string(raw) != "null" && c.HeadDim == 0 {
+		return fmt.Errorf("head_dim must be a positive integer, got %d", c.HeadDim)
 	}
 	return nil
 }

@@ -33,8 +33,11 @@ func LoadCausalLM(path string, opt Options) (*CausalLM, error) {
 		return nil, err
 	}
 	defer src.Close()
+	if err := checkLayerCount(path, cfg, src.Names()); err != nil {
+		return nil, err
+	}
 	want := expectedShapes(cfg, !cfg.TieWordEmbeddings, false)
-	if err := checkNames(path, src.Names(), want, nil); err != nil {
+	if err := checkTensors(path, src, want, nil); err != nil {
 		return nil, err
 	}
 	return newCausalLM(cfg, opt, func(name string) (*ts.Tensor, error) { return src.load(name, want[name], opt) })
@@ -50,10 +53,13 @@ func LoadValueModel(path string, opt Options, seed int64) (*ValueModel, error) {
 	}
 	defer src.Close()
 	names := src.Names()
+	if err := checkLayerCount(path, cfg, names); err != nil {
+		return nil, err
+	}
 	hasHead := slices.Contains(names, "score.weight")
 	want := expectedShapes(cfg, false, hasHead)
 	optional := map[string]bool{"lm_head.weight": true}
-	if err := checkNames(path, names, want, optional); err != nil {
+	if err := checkTensors(path, src, want, optional); err != nil {
 		return nil, err
 	}
 	get := func(name string) (*ts.Tensor, error) { return src.load(name, want[name], opt) }
@@ -128,6 +134,8 @@ func open(path string) (Config, weights, error) {
 // weights is where a model's tensors come from, by HuggingFace name.
 type weights interface {
 	Names() []string
+	// shape is the stored shape of the tensor called name, or false.
+	shape(name string) ([]int64, bool)
 	// load copies one tensor into libtorch as shape, in opt's dtype and
 	// on its device.
 	load(name string, shape []int64, opt Options) (*ts.Tensor, error)
@@ -136,6 +144,11 @@ type weights interface {
 
 // safetensorsWeights are a checkpoint folder's.
 type safetensorsWeights struct{ *safetensors.Checkpoint }
+
+func (w safetensorsWeights) shape(name string) ([]int64, bool) {
+	info, err := w.Info(name)
+	return info.Shape, err == nil
+}
 
 // load copies one stored tensor into libtorch, converting it to the
 // model's dtype and device. The bytes come straight from the file mapping,
@@ -162,6 +175,8 @@ func (w safetensorsWeights) load(name string, shape []int64, opt Options) (*ts.T
 
 // ggufWeights are a GGUF file's, dequantized one tensor at a time.
 type ggufWeights struct{ *ggufmodel.Model }
+
+func (w ggufWeights) shape(name string) ([]int64, bool) { return w.Shape(name) }
 
 func (w ggufWeights) load(name string, shape []int64, opt Options) (*ts.Tensor, error) {
 	got, _ := w.Shape(name)
@@ -235,6 +250,47 @@ func expectedShapes(c Config, lmHead, scoreHead bool) map[string][]int64 {
 		m["score.bias"] = []int64{1}
 	}
 	return m
+}
+
+// checkLayerCount compares num_hidden_layers with the layers the tensor
+// names cover (model.layers.N.*), before expectedShapes lists a name for
+// every declared layer.
+func checkLayerCount(path string, cfg Config, names []string) error {
+	seen := map[string]bool{}
+	for _, n := range names {
+		if rest, ok := strings.CutPrefix(n, "model.layers."); ok {
+			if i, _, ok := strings.Cut(rest, "."); ok {
+				seen[i] = true // a malformed index is checkNames' to report
+			}
+		}
+	}
+	if len(seen) != cfg.NumHiddenLayers {
+		if !IsGGUF(path) {
+			path = filepath.Join(path, "config.json")
+		}
+		return fmt.Errorf("%s: num_hidden_layers %d does not match the checkpoint's tensors, which hold %d layers",
+			path, cfg.NumHiddenLayers, len(seen))
+	}
+	return nil
+}
+
+// checkTensors checks the names (checkNames) and then every shape against
+// the config's, before a single tensor is copied.
+func checkTensors(path string, src weights, want map[string][]int64, optional map[string]bool) error {
+	if err := checkNames(path, src.Names(), want, optional); err != nil {
+		return err
+	}
+	names := make([]string, 0, len(want))
+	for n := range want {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		if got, _ := src.shape(n); !equalShape(got, want[n]) {
+			return fmt.Errorf("model %s: tensor %s has shape %v, the config implies %v", path, n, got, want[n])
+		}
+	}
+	return nil
 }
 
 // checkNames compares the checkpoint's tensors with the expected set.

@@ -77,12 +77,27 @@ func TestGenerateErrors(t *testing.T) {
 		os.WriteFile(filepath.Join(withTok, e.Name()), b, 0o644)
 	}
 	os.WriteFile(filepath.Join(withTok, "tokenizer.json"), data, 0o644)
+	// A config.json that declares a billion layers is refused at once,
+	// before the loader lists a tensor per layer.
+	huge := filepath.Join(t.TempDir(), "huge")
+	os.Mkdir(huge, 0o755)
+	for _, e := range entries {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		if e.Name() == "config.json" {
+			var cfg map[string]any
+			json.Unmarshal(b, &cfg)
+			cfg["num_hidden_layers"] = 1000000000
+			b, _ = json.Marshal(cfg)
+		}
+		os.WriteFile(filepath.Join(huge, e.Name()), b, 0o644)
+	}
 	for _, tc := range []struct {
 		args []string
 		want string
 	}{
 		{[]string{"--prompt-ids", "1"}, "--model is required"},
 		{[]string{"--model", dir}, "exactly one of --prompt and --prompt-ids"},
+		{[]string{"--model", huge, "--prompt-ids", "1"}, "ragen generate: " + filepath.Join(huge, "config.json") + ": num_hidden_layers 1000000000 is more than this implementation accepts (at most 1024)\n"},
 		{[]string{"--model", dir, "--prompt", "x", "--prompt-ids", "1"}, "exactly one of"},
 		{[]string{"--model", dir, "--prompt-ids", "1,x"}, `--prompt-ids: "x" is not a token id`},
 		{[]string{"--model", dir, "--prompt-ids", "1", "--prompt-ids", "2,,3"}, `--prompt-ids[1]: "" is not a token id`},

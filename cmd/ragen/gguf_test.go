@@ -108,11 +108,15 @@ func TestGGUFErrors(t *testing.T) {
 	tmpl := tinyGGUF(t, "template.gguf", func(meta []gguf.KV, ts []gguf.TensorSpec) ([]gguf.KV, []gguf.TensorSpec) {
 		return setMeta(meta, "tokenizer.chat_template", "{% for m in messages %}\n{{ m.content | wordwrap(20) }}{% endfor %}"), ts
 	})
+	layers := tinyGGUF(t, "layers.gguf", func(meta []gguf.KV, ts []gguf.TensorSpec) ([]gguf.KV, []gguf.TensorSpec) {
+		return setMeta(meta, "llama.block_count", uint32(1<<20)), ts
+	})
 	for _, tc := range []struct {
 		name string
 		args []string
 		want []string
 	}{
+		{"block count", []string{"--model", layers, "--prompt-ids", "1"}, []string{layers, "llama.block_count 1048576 does not match its tensors, which hold 1 layers"}},
 		{"not GGUF", []string{"--model", notGGUF, "--prompt-ids", "1"}, []string{notGGUF}},
 		{"tensor type", []string{"--model", iq, "--prompt-ids", "1"}, []string{iq, "IQ2_XXS", "supported: "}},
 		{"pre-tokenizer", []string{"--model", pre, "--prompt", "hi"}, []string{pre, `tokenizer.ggml.pre "klingon" is not supported`}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/ragen-go/ragen/gguf"
 )
@@ -71,7 +72,10 @@ func FromFile(f *gguf.File) (*Model, error) {
 		}
 		m.byHF[hf] = t
 	}
-	if err := m.biases(cfg, layers); err != nil {
+	if n := m.layersPresent(); n != layers {
+		return nil, fail("%s.block_count %d does not match its tensors, which hold %d layers", arch, layers, n)
+	}
+	if err := m.biases(cfg); err != nil {
 		return nil, fail("%v", err)
 	}
 	_, hasHead := m.byHF["lm_head.weight"]
@@ -223,18 +227,29 @@ func (m *Model) headDim(cfg map[string]any) error {
 	return nil
 }
 
+// layersPresent counts the decoder layers the tensors hold.
+func (m *Model) layersPresent() int {
+	seen := map[string]bool{}
+	for hf := range m.byHF {
+		if rest, ok := strings.CutPrefix(hf, "model.layers."); ok {
+			i, _, _ := strings.Cut(rest, ".")
+			seen[i] = true
+		}
+	}
+	return len(seen)
+}
+
 // biases reads which projections carry biases from the tensors present,
 // and checks that the pattern is one the architecture has.
-func (m *Model) biases(cfg map[string]any, layers int) error {
-	has := func(suffix string) bool {
-		n := 0
-		for i := range layers {
-			if _, ok := m.byHF[fmt.Sprintf("model.layers.%d.%s", i, suffix)]; ok {
-				n++
-			}
+func (m *Model) biases(cfg map[string]any) error {
+	present := map[string]bool{} // per-layer name suffixes of any layer
+	for hf := range m.byHF {
+		if rest, ok := strings.CutPrefix(hf, "model.layers."); ok {
+			_, suffix, _ := strings.Cut(rest, ".")
+			present[suffix] = true
 		}
-		return n > 0
 	}
+	has := func(suffix string) bool { return present[suffix] }
 	q, k, v := has("self_attn.q_proj.bias"), has("self_attn.k_proj.bias"), has("self_attn.v_proj.bias")
 	o := has("self_attn.o_proj.bias")
 	mlp := has("mlp.gate_proj.bias") || has("mlp.up_proj.bias") || has("mlp.down_proj.bias")
