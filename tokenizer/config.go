@@ -9,9 +9,12 @@ import (
 )
 
 // The JSON shapes below are the parts of HuggingFace's tokenizer.json and
-// tokenizer_config.json that this package reads. Unknown keys are ignored:
-// both files carry many settings (truncation, offsets, model_max_length)
-// that do not change token ids.
+// tokenizer_config.json that this package reads. tokenizer.json's keys are
+// checked against what HuggingFace writes (keys.go): an unknown one is an
+// error, while known settings that do not change token ids (truncation,
+// offsets) are accepted. tokenizer_config.json carries transformers'
+// settings of every kind (model_max_length, ...), and only its
+// added_tokens_decoder entries are checked.
 
 // fileJSON is tokenizer.json.
 type fileJSON struct {

@@ -75,8 +75,7 @@ func Load(path string) (*Tokenizer, error) {
 	}
 	var cfg *configJSON
 	if cfgPath != "" {
-		cfg = new(configJSON)
-		if err := readJSON(cfgPath, cfg); err != nil {
+		if cfg, err = readConfig(cfgPath); err != nil {
 			return nil, err
 		}
 	}
@@ -91,6 +90,22 @@ func Load(path string) (*Tokenizer, error) {
 		t.chatTempl, t.chatName = string(data), jinjaPath
 	}
 	return t, nil
+}
+
+// readConfig reads tokenizer_config.json.
+func readConfig(path string) (*configJSON, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	cfg := new(configJSON)
+	if err := unmarshal(path, data, cfg); err != nil {
+		return nil, err
+	}
+	if err := checkConfigKeys(data); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return cfg, nil
 }
 
 // locate resolves Load's argument to tokenizer.json and, if it exists,
@@ -136,13 +151,17 @@ func readSource(path string) (*source, error) {
 	if err != nil {
 		return nil, src.syntaxError(err)
 	}
-	if err := unmarshal(path, blankOut(data, src.vocab, src.merges), &src.file); err != nil {
+	blanked := blankOut(data, src.vocab, src.merges)
+	if err := unmarshal(path, blanked, &src.file); err != nil {
 		// Offsets in the blanked copy are not the file's: let encoding/json
 		// find the error in the file itself.
 		if err2 := unmarshal(path, data, new(fileJSON)); err2 != nil {
 			return nil, err2
 		}
 		return nil, err
+	}
+	if err := checkFileKeys(blanked); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return src, nil
 }

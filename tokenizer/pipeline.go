@@ -103,11 +103,17 @@ func parsePreTokenizer(raw json.RawMessage) (general, fast splitter, steps []pre
 	}
 	list := []json.RawMessage{raw}
 	if top.Type == "Sequence" {
+		if err := checkComponent("pre_tokenizer", top.Type, raw); err != nil {
+			return nil, nil, nil, err
+		}
 		list = top.Pretokenizers
 	}
 	for i, st := range list {
 		var c componentJSON
 		if err := json.Unmarshal(st, &c); err != nil {
+			return nil, nil, nil, err
+		}
+		if err := checkComponent("pre_tokenizer", c.Type, st); err != nil {
 			return nil, nil, nil, err
 		}
 		if len(steps) > 0 && steps[len(steps)-1].kind == "ByteLevel" {
@@ -218,6 +224,9 @@ func parseNormalizer(raw json.RawMessage) (func(string) string, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, err
 	}
+	if err := checkComponent("normalizer", c.Type, raw); err != nil {
+		return nil, err
+	}
 	// Form.String returns s itself when it is already normal.
 	unicodeForm := func(f norm.Form) func(string) string { return f.String }
 	switch c.Type {
@@ -259,6 +268,9 @@ func checkDecoder(raw json.RawMessage) error {
 	}
 	var c componentJSON
 	if err := json.Unmarshal(raw, &c); err != nil {
+		return err
+	}
+	if err := checkComponent("decoder", c.Type, raw); err != nil {
 		return err
 	}
 	if c.Type != "ByteLevel" {

@@ -24,12 +24,18 @@ func parsePostProcessor(raw json.RawMessage) (template, error) {
 	if err := json.Unmarshal(raw, &c); err != nil {
 		return tp, err
 	}
+	if err := checkComponent("post_processor", c.Type, raw); err != nil {
+		return tp, err
+	}
 	list := []componentJSON{c}
 	if c.Type == "Sequence" {
 		list = list[:0]
 		for _, p := range c.Processors {
 			var pc componentJSON
 			if err := json.Unmarshal(p, &pc); err != nil {
+				return tp, err
+			}
+			if err := checkComponent("post_processor", pc.Type, p); err != nil {
 				return tp, err
 			}
 			list = append(list, pc)

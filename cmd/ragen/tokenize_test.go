@@ -56,12 +56,22 @@ func TestTokenizeErrors(t *testing.T) {
 	if err := os.WriteFile(notBPE, []byte(`{"model": {"type": "WordPiece", "vocab": {"a": 0}, "merges": []}}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// The real file with a misspelt key in its first added token.
+	data, err := os.ReadFile(vocab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	typo := filepath.Join(t.TempDir(), "tokenizer.json")
+	if err := os.WriteFile(typo, bytes.Replace(data, []byte(`"special":`), []byte(`"specicl":`), 1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		name, stdin string
 		args        []string
 		want        string
 	}{
 		{"no tokenizer", `"a"`, nil, "--tokenizer is required"},
+		{"unknown key", `"a"`, []string{"--tokenizer", typo}, typo + `: added_tokens[0] ("<|endoftext|>") has unknown key "specicl"`},
 		{"missing file", `"a"`, []string{"--tokenizer", filepath.Join(dir, "nope.json")}, "nope.json"},
 		{"not BPE", `"a"`, []string{"--tokenizer", notBPE}, `model type "WordPiece"`},
 		{"malformed line", "\"ok\"\n{\"a\"\n", []string{"--tokenizer", vocab}, "line 2: want a JSON string"},
