@@ -1,10 +1,14 @@
 package starpo
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/sugarme/gotch"
@@ -80,7 +84,11 @@ func LatestCheckpoint(root string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, strings.TrimSpace(string(b)))
+	name := strings.TrimSpace(string(b))
+	if _, ok := folderStep(name); !ok {
+		return "", fmt.Errorf("%s names %q, not a checkpoint folder step-N", filepath.Join(root, latestFile), name)
+	}
+	dir := filepath.Join(root, name)
 	if _, err := os.Stat(filepath.Join(dir, "trainer.json")); err != nil {
 		return "", fmt.Errorf("checkpoint %s named by %s is incomplete: %w", dir, filepath.Join(root, latestFile), err)
 	}
@@ -90,13 +98,9 @@ func LatestCheckpoint(root string) (string, error) {
 // LoadCheckpoint restores weights and optimiser states from dir and returns
 // the number of steps completed.
 func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
-	var st trainerState
-	b, err := os.ReadFile(filepath.Join(dir, "trainer.json"))
+	st, err := readTrainerState(dir)
 	if err != nil {
-		return 0, fmt.Errorf("reading checkpoint: %w", err)
-	}
-	if err := json.Unmarshal(b, &st); err != nil {
-		return 0, fmt.Errorf("%s: %w", filepath.Join(dir, "trainer.json"), err)
+		return 0, err
 	}
 	if err := loadParams(filepath.Join(dir, "actor.safetensors"), t.Actor.Params()); err != nil {
 		return 0, err
@@ -121,6 +125,71 @@ func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
 		}
 	}
 	return st.Step, nil
+}
+
+// readTrainerState reads dir/trainer.json, which must give the step its
+// folder is named after (step-N): a checkpoint resumes at that step, so a
+// trainer.json without one, or another, is refused rather than trusted.
+func readTrainerState(dir string) (trainerState, error) {
+	path := filepath.Join(dir, "trainer.json")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return trainerState{}, fmt.Errorf("reading checkpoint: %w", err)
+	}
+	st, err := parseTrainerState(b)
+	if err != nil {
+		return trainerState{}, fmt.Errorf("%s: %w", path, err)
+	}
+	n, ok := folderStep(filepath.Base(dir))
+	switch {
+	case !ok:
+		return trainerState{}, fmt.Errorf("%s: its folder %s is not named step-N", path, filepath.Base(dir))
+	case n != st.Step:
+		return trainerState{}, fmt.Errorf("%s: step %d does not match its folder %s", path, st.Step, filepath.Base(dir))
+	}
+	return st, nil
+}
+
+// parseTrainerState parses trainer.json strictly: one object with the step
+// key, a count ≥ 0, and no other key.
+func parseTrainerState(b []byte) (trainerState, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var raw struct {
+		Step *int `json:"step"`
+	}
+	if err := dec.Decode(&raw); err != nil {
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.Is(err, io.EOF):
+			return trainerState{}, errors.New("the file is empty; it must hold {\"step\": N}")
+		case errors.As(err, &te) && te.Field == "step":
+			return trainerState{}, fmt.Errorf("step is a JSON %s, not a count of steps", te.Value)
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return trainerState{}, fmt.Errorf("unknown key %s; trainer.json holds only step", strings.TrimPrefix(err.Error(), "json: unknown field "))
+		}
+		return trainerState{}, fmt.Errorf("not a trainer state {\"step\": N}: %v", err)
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return trainerState{}, errors.New("data after the JSON object")
+	}
+	switch {
+	case raw.Step == nil:
+		return trainerState{}, errors.New("the step key is missing; it must hold {\"step\": N}")
+	case *raw.Step < 0:
+		return trainerState{}, fmt.Errorf("step %d is negative", *raw.Step)
+	}
+	return trainerState{Step: *raw.Step}, nil
+}
+
+// folderStep is the N of a checkpoint folder's name step-N.
+func folderStep(name string) (int, bool) {
+	digits, ok := strings.CutPrefix(name, "step-")
+	if !ok || digits == "" || strings.TrimLeft(digits, "0123456789") != "" || len(digits) > 12 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(digits)
+	return n, err == nil
 }
 
 // saveParams writes parameters in fp32 under their HuggingFace names.

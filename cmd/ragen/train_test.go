@@ -75,6 +75,17 @@ func TestTrainSmoke(t *testing.T) {
 	if n := len(metricLines(t, out)); n != 6 { // + step 3, val
 		t.Fatalf("%d metrics lines after resuming for one step, want 6", n)
 	}
+
+	// A trainer.json that does not give its folder's step is refused, not
+	// resumed at step 0 on step 3's weights.
+	state := filepath.Join(out, "checkpoints/step-000003/trainer.json")
+	if err := os.WriteFile(state, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, errOut := runTrainCmd("--config", "../../configs/smoke.yaml", "--model", dir, "--out", out, "--resume", "--set", "steps=4")
+	if want := state + `: the step key is missing; it must hold {"step": N}`; code == 0 || !strings.Contains(errOut, want) {
+		t.Fatalf("resume from a trainer.json without its step: exit %d, %q; want an error containing %q", code, errOut, want)
+	}
 }
 
 func metricLines(t *testing.T, run string) []string {
@@ -108,6 +119,11 @@ func TestTrainBadInput(t *testing.T) {
 		{[]string{"--config", "../../configs/smoke.yaml", "--set", "train.tags=[Chess]", "--model", dir}, `unknown environment tag "Chess"`},
 		{[]string{"--config", "../../configs/smoke.yaml", "--set", "agent.max_context_window=-2", "--model", dir}, "agent.max_context_window -2 must be -1"},
 		{[]string{"--config", "../../configs/smoke.yaml", "--model", dir, "--check-every", "-1"}, "--check-every -1 is negative"},
+		// --set values are held to their keys' types, and their errors name the argument.
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "steps=7.9", "--model", dir}, "ragen train: --set steps=7.9: steps is an integer\n"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "steps=", "--model", dir}, "ragen train: --set steps=: the value is empty; steps is an integer\n"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "train.n_groups=[-1]", "--model", dir}, "ragen train: --set train.n_groups=[-1]: train.n_groups[0] -1 (tag Bandit) must be ≥ 1\n"},
+		{[]string{"--config", "../../configs/smoke.yaml", "--set", "actor.grad_clip=0", "--model", dir}, "ragen train: --set actor.grad_clip=0: actor.grad_clip 0 must be a finite number > 0\n"},
 	} {
 		code, errOut := runTrainCmd(tc.args...)
 		if code == 0 || !strings.Contains(errOut, tc.want) {

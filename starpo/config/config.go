@@ -7,10 +7,8 @@
 package config
 
 import (
-	"bytes"
 	"fmt"
 	"os"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -183,68 +181,35 @@ func Default() Config {
 }
 
 // Load reads a preset over the defaults, then applies key=value overrides
-// (dotted keys, values in YAML syntax). Unknown keys are errors naming them.
+// (dotted keys, values in YAML syntax), then validates. Unknown keys, a
+// value of the wrong kind (7.9 for an integer) and an empty or null
+// override are errors naming the file and line, or the --set argument.
 func Load(path string, sets []string) (Config, error) {
-	tree := map[string]any{}
+	var data []byte
 	if path != "" {
-		data, err := os.ReadFile(path)
-		if err != nil {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
 			return Config{}, fmt.Errorf("reading config: %w", err)
 		}
-		if err := yaml.Unmarshal(data, &tree); err != nil {
-			return Config{}, fmt.Errorf("%s: %w", path, err)
-		}
-		if tree == nil {
-			tree = map[string]any{}
-		}
 	}
-	for _, kv := range sets {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok || k == "" {
-			return Config{}, fmt.Errorf("--set %q is not key=value", kv)
-		}
-		var val any
-		if err := yaml.Unmarshal([]byte(v), &val); err != nil {
-			return Config{}, fmt.Errorf("--set %s: value %q: %w", k, v, err)
-		}
-		if err := setPath(tree, strings.Split(k, "."), val); err != nil {
-			return Config{}, fmt.Errorf("--set %s: %w", k, err)
-		}
-	}
-	merged, err := yaml.Marshal(tree)
-	if err != nil {
-		return Config{}, err
-	}
-	c := Default()
-	dec := yaml.NewDecoder(bytes.NewReader(merged))
-	dec.KnownFields(true)
-	if err := dec.Decode(&c); err != nil && err.Error() != "EOF" {
-		where := "the configuration"
-		if path != "" {
-			where = path
-		}
-		return Config{}, fmt.Errorf("%s: %w", where, err)
-	}
-	return c, c.Validate()
+	return parse(path, data, sets)
 }
 
-func setPath(tree map[string]any, keys []string, val any) error {
-	for i, k := range keys[:len(keys)-1] {
-		next, ok := tree[k]
-		if !ok {
-			m := map[string]any{}
-			tree[k] = m
-			tree = m
-			continue
-		}
-		m, ok := next.(map[string]any)
-		if !ok {
-			return fmt.Errorf("%s is not a section", strings.Join(keys[:i+1], "."))
-		}
-		tree = m
+// parse is Load of a preset's contents, data, read from path.
+func parse(path string, data []byte, sets []string) (Config, error) {
+	c := Default()
+	if err := decodeFile(data, &c); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
-	tree[keys[len(keys)-1]] = val
-	return nil
+	for _, kv := range sets {
+		if err := c.set(kv); err != nil {
+			return Config{}, err
+		}
+	}
+	if err := c.Validate(); err != nil {
+		return Config{}, blame(err, sets)
+	}
+	return c, nil
 }
 
 // Save writes the effective configuration.

@@ -55,12 +55,86 @@ func TestConfigErrors(t *testing.T) {
 		{"", []string{"agent.max_context_window=0"}, "agent.max_context_window 0 must be -1"},
 		{"", []string{"builtin_model.rope_theta=0"}, "builtin_model.rope_theta 0 must be positive"},
 		{"", []string{"rollout.reuse=0"}, "rollout.reuse 0 must be ≥ 1"},
-		{"", []string{"actor=1", "actor.lr=1"}, "actor is not a section"},
+		{"", []string{"actor=1", "actor.lr=1"}, "--set actor=1: actor is a section"},
+		{"", []string{"actor.lr.x=1"}, "--set actor.lr.x=1: actor.lr is not a section"},
 		{filepath.Join(t.TempDir(), "missing.yaml"), nil, "missing.yaml"},
 	} {
 		_, err := Load(tc.path, tc.sets)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("Load(%q, %v) = %v, want an error containing %q", tc.path, tc.sets, err, tc.want)
+		}
+	}
+}
+
+// A --set value is held to its key's type, and every error about one is a
+// sentence that names the argument as given: never a line of a merged YAML
+// text, never a silent truncation or reset.
+func TestSetStrict(t *testing.T) {
+	for _, tc := range []struct {
+		sets []string
+		want string // the whole error
+	}{
+		{[]string{"steps=7.9"}, "--set steps=7.9: steps is an integer"},
+		{[]string{"steps="}, "--set steps=: the value is empty; steps is an integer"},
+		{[]string{"steps= "}, "--set steps= : the value is empty; steps is an integer"},
+		{[]string{"steps=null"}, "--set steps=null: steps is an integer, not null"},
+		{[]string{"steps=# a comment"}, "--set steps=# a comment: the value is empty; steps is an integer"},
+		{[]string{"steps=~"}, "--set steps=~: steps is an integer, not null"},
+		{[]string{"steps=abc"}, "--set steps=abc: steps is an integer"},
+		{[]string{"steps=[1]"}, "--set steps=[1]: steps is an integer"},
+		{[]string{"steps=[1"}, "--set steps=[1: the value is not valid YAML (line 1: did not find expected ',' or ']')"},
+		{[]string{"actor.lr=fast"}, "--set actor.lr=fast: actor.lr is a number"},
+		{[]string{"algorithm.use_kl_loss=maybe"}, "--set algorithm.use_kl_loss=maybe: algorithm.use_kl_loss is a boolean"},
+		{[]string{"builtin_model.seed=-1"}, "--set builtin_model.seed=-1: builtin_model.seed is a non-negative integer"},
+		{[]string{"algorithm.autocast="}, `--set algorithm.autocast=: the value is empty; algorithm.autocast is a string (an empty string is written algorithm.autocast="")`},
+		{[]string{"name=a: b"}, "--set name=a: b: name is a string"},
+		{[]string{"train.n_groups=-1"}, "--set train.n_groups=-1: train.n_groups is a list of integers"},
+		{[]string{"train.n_groups=[1.5]"}, "--set train.n_groups=[1.5]: train.n_groups[0] is an integer, not 1.5"},
+		{[]string{"train={tagz: [Bandit]}"}, `--set train={tagz: [Bandit]}: train has no key "tagz"`},
+		{[]string{"nosuchkey=1"}, `--set nosuchkey=1: unknown key "nosuchkey"`},
+		{[]string{"actor.lrr=1"}, `--set actor.lrr=1: actor has no key "lrr"`},
+		// Validation errors name the --set argument that touched the key.
+		{[]string{"train.tags=[Bandit, SimpleSokoban]", "train.n_groups=[-2, 10]"},
+			"--set train.n_groups=[-2, 10]: train.n_groups[0] -2 (tag Bandit) must be ≥ 1"},
+		{[]string{"train.n_groups=[3]"}, "--set train.n_groups=[3]: train.n_groups sum to 3, but train.env_groups is 8"},
+		{[]string{"steps=-1"}, "--set steps=-1: steps -1 must be ≥ 0"},
+		{[]string{"actor.lr=.nan"}, "--set actor.lr=.nan: actor.lr NaN must be a finite number ≥ 0"},
+		{[]string{"critic.grad_clip=0"}, "--set critic.grad_clip=0: critic.grad_clip 0 must be a finite number > 0"},
+		{[]string{"rollout.top_p=1.5"}, "--set rollout.top_p=1.5: rollout.top_p 1.5 must be in (0, 1]"},
+		{[]string{"algorithm.clip_c=1"}, "--set algorithm.clip_c=1: algorithm.clip_c 1 must be a finite number > 1"},
+		{[]string{"actor.warmup_steps=-2"}, "--set actor.warmup_steps=-2: actor.warmup_steps -2 must be ≥ 0, or -1 to use warmup_ratio"},
+	} {
+		_, err := Load("", tc.sets)
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Load(%q) = %v\nwant %s", tc.sets, err, tc.want)
+		}
+	}
+	// Integral numbers are integers, whichever way they are written.
+	c, err := Load("", []string{"steps=1e3", "val_every=7.0", "seed=0x10", "train={group_size: 4}", "algorithm.use_kl_loss=true"})
+	if err != nil || c.Steps != 1000 || c.ValEvery != 7 || c.Seed != 16 || c.Train.GroupSize != 4 || c.Train.EnvGroups != 8 || !c.Algorithm.UseKLLoss {
+		t.Fatalf("Load = %+v, %v", c, err)
+	}
+}
+
+// A preset is held to the same types, with its own line numbers.
+func TestFileStrict(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct{ body, want string }{
+		{"name: x\nsteps: 7.9\n", "line 2: steps is an integer, not 7.9"},
+		{"train:\n  n_groups: [1, 2.5]\n", "line 2: train.n_groups[1] is an integer, not 2.5"},
+		{"algorithm:\n  gamma: 1\n  fliter_ratio: 0.5\n", `line 3: algorithm has no key "fliter_ratio"`},
+		{"stpes: 3\n", `line 1: unknown key "stpes"`},
+		{"actor: 1\n", "line 1: actor is a section, not 1"},
+		{"steps: [1\n", "line 1: did not find expected"},
+		{"- 1\n", "line 1: a config is a mapping of keys, not a list"},
+	} {
+		path := filepath.Join(dir, "c.yaml")
+		if err := os.WriteFile(path, []byte(tc.body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(path, nil)
+		if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("%q: %v; want one line naming %s and saying %q", tc.body, err, path, tc.want)
 		}
 	}
 }

@@ -80,7 +80,7 @@ func (c Config) Validate() error {
 	case c.Critic.TrainLayers < 0:
 		return fmt.Errorf("critic.train_layers %d must be ≥ 0 (0 trains every weight)", c.Critic.TrainLayers)
 	}
-	return nil
+	return c.checkRanges()
 }
 
 func (e Envs) validate(key string) error {
@@ -91,6 +91,9 @@ func (e Envs) validate(key string) error {
 	for i, tag := range e.Tags {
 		if _, err := envs.Lookup(tag); err != nil {
 			return fmt.Errorf("%s.tags: %w", key, err)
+		}
+		if e.NGroups[i] < 1 {
+			return fmt.Errorf("%s.n_groups[%d] %d (tag %s) must be ≥ 1", key, i, e.NGroups[i], tag)
 		}
 		sum += e.NGroups[i]
 	}
