@@ -11,54 +11,54 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rs/zerolog/log"
 	"github.com/sugarme/gotch"
 
+	"github.com/ragen-go/ragen/internal/buildinfo"
+	"github.com/ragen-go/ragen/internal/durable"
+	"github.com/ragen-go/ragen/internal/manifest"
 	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/model/safetensors"
+	"github.com/ragen-go/ragen/starpo/config"
 )
 
 // A checkpoint is a folder checkpoints/step-NNNNNN holding actor.safetensors,
-// critic.safetensors, their optimiser states and trainer.json. It is written
-// as step-NNNNNN.partial and renamed into place, and the file "latest" is
-// replaced (also by rename) only then, so a crash at any moment leaves the
-// previous checkpoint intact and never a half-written one.
+// critic.safetensors, their optimiser states, trainer.json and
+// manifest.json (every file's SHA-256, the step, the config's hash and the
+// ragen version). It is written as step-NNNNNN.partial, every file and the
+// folder synced, and renamed into place; the file "latest" is replaced
+// (also by rename) only then. So a crash or a power loss at any moment
+// leaves the previous checkpoint intact and never a half-written one, and
+// a checkpoint that "latest" names is whole on disk.
 
 // trainerState is trainer.json.
 type trainerState struct {
 	Step int `json:"step"` // steps completed
 }
 
-const latestFile = "latest"
+const (
+	latestFile    = "latest"
+	partialSuffix = ".partial"
+)
 
 // SaveCheckpoint writes the trainer's state after `step` completed steps
-// under root (a run's checkpoints folder) and returns the folder.
+// under root (a run's checkpoints folder) and returns the folder. A
+// checkpoint of the same step already there is replaced.
 func (t *Trainer) SaveCheckpoint(root string, step int) (string, error) {
-	name := fmt.Sprintf("step-%06d", step)
+	name := checkpointName(step)
 	final := filepath.Join(root, name)
-	tmp := final + ".partial"
+	tmp := final + partialSuffix
 	if err := os.RemoveAll(tmp); err != nil {
 		return "", err
 	}
 	if err := os.MkdirAll(tmp, 0o755); err != nil {
 		return "", fmt.Errorf("creating checkpoint folder: %w", err)
 	}
-	if err := saveParams(filepath.Join(tmp, "actor.safetensors"), t.Actor.Params()); err != nil {
+	if err := t.writeState(tmp, step); err != nil {
 		return "", err
 	}
-	if err := t.ActorOpt.Save(filepath.Join(tmp, "actor_optim.safetensors")); err != nil {
-		return "", err
-	}
-	if t.Critic != nil { // GRPO trains no critic
-		if err := saveParams(filepath.Join(tmp, "critic.safetensors"), t.Critic.Params()); err != nil {
-			return "", err
-		}
-		if err := t.CriticOpt.Save(filepath.Join(tmp, "critic_optim.safetensors")); err != nil {
-			return "", err
-		}
-	}
-	data, _ := json.MarshalIndent(trainerState{Step: step}, "", "  ")
-	if err := os.WriteFile(filepath.Join(tmp, "trainer.json"), append(data, '\n'), 0o644); err != nil {
+	if err := durable.SyncFolder(tmp); err != nil {
 		return "", err
 	}
 	if err := os.RemoveAll(final); err != nil {
@@ -67,11 +67,72 @@ func (t *Trainer) SaveCheckpoint(root string, step int) (string, error) {
 	if err := os.Rename(tmp, final); err != nil {
 		return "", fmt.Errorf("moving checkpoint into place: %w", err)
 	}
-	ptr := filepath.Join(root, latestFile)
-	if err := os.WriteFile(ptr+".tmp", []byte(name+"\n"), 0o644); err != nil {
+	if err := durable.SyncDir(root); err != nil {
 		return "", err
 	}
-	return final, os.Rename(ptr+".tmp", ptr)
+	return final, durable.WriteFile(filepath.Join(root, latestFile), []byte(name+"\n"), 0o644)
+}
+
+// writeState writes the checkpoint's files into dir, the manifest last.
+func (t *Trainer) writeState(dir string, step int) error {
+	if err := saveParams(filepath.Join(dir, "actor.safetensors"), t.Actor.Params()); err != nil {
+		return err
+	}
+	if err := t.ActorOpt.Save(filepath.Join(dir, "actor_optim.safetensors")); err != nil {
+		return err
+	}
+	if t.Critic != nil { // GRPO trains no critic
+		if err := saveParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
+			return err
+		}
+		if err := t.CriticOpt.Save(filepath.Join(dir, "critic_optim.safetensors")); err != nil {
+			return err
+		}
+	}
+	data, _ := json.MarshalIndent(trainerState{Step: step}, "", "  ")
+	if err := durable.WriteFile(filepath.Join(dir, "trainer.json"), append(data, '\n'), 0o644); err != nil {
+		return err
+	}
+	return writeManifest(dir, t.Cfg, step)
+}
+
+// writeManifest writes dir's manifest.json for a folder of the run cfg
+// after step steps.
+func writeManifest(dir string, cfg config.Config, step int) error {
+	h, err := cfg.Hash()
+	if err != nil {
+		return err
+	}
+	return manifest.Write(dir, manifest.Manifest{Step: step, Config: h, Version: buildinfo.Version()})
+}
+
+func checkpointName(step int) string { return fmt.Sprintf("step-%06d", step) }
+
+// VerifyCheckpoint checks the checkpoint folder dir against its
+// manifest.json (manifest.Verify: every file's SHA-256, none missing or
+// added) and the manifest's step against the folder's name. A checkpoint
+// without a manifest (saved by a ragen before manifests) passes with a
+// warning, and so does one saved under another config than cfg: a resumed
+// run may change steps or val_every.
+func VerifyCheckpoint(dir string, cfg config.Config) error {
+	m, err := manifest.Verify(dir)
+	if err != nil {
+		return err
+	}
+	if m == nil {
+		log.Warn().Str("checkpoint", dir).Msg("the checkpoint has no manifest.json (saved by an older ragen): " +
+			"its files cannot be checked; loading them as they are")
+		return nil
+	}
+	if n, ok := folderStep(filepath.Base(dir)); !ok || n != m.Step {
+		return fmt.Errorf("%s: step %d does not match its folder %s; %s",
+			filepath.Join(dir, manifest.Name), m.Step, filepath.Base(dir), manifest.Hint)
+	}
+	if h, err := cfg.Hash(); err == nil && h != m.Config {
+		log.Warn().Str("checkpoint", dir).Str("saved_by", m.Version).Msg("this run's config differs from the one " +
+			"the checkpoint was saved with (fine for steps or val_every; check the rest in config.yaml)")
+	}
+	return nil
 }
 
 // LatestCheckpoint is the folder "latest" names under root, or "" when

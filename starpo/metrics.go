@@ -2,6 +2,7 @@ package starpo
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/rs/zerolog/log"
 
+	"github.com/ragen-go/ragen/internal/durable"
 	"github.com/ragen-go/ragen/internal/progress"
 	"github.com/ragen-go/ragen/starpo/rollout"
 )
@@ -35,6 +37,19 @@ func (r *Run) closeMetrics() {
 	if r.metrics != nil {
 		r.metrics.Close()
 	}
+}
+
+// syncRecord syncs metrics.jsonl and the trajectory files to disk.
+func (r *Run) syncRecord() error {
+	if r.metrics != nil {
+		if err := r.metrics.Sync(); err != nil {
+			return fmt.Errorf("syncing %s: %w", r.metrics.Name(), err)
+		}
+	}
+	if err := durable.SyncFolder(filepath.Join(r.Dir, "trajectories")); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // record writes a training step's metrics (done steps so far) with the

@@ -22,7 +22,9 @@ import (
 
 // Run is a training run in its folder: config.yaml (effective), metrics.jsonl,
 // trajectories/, checkpoints/, export/. This file is the loop (Execute);
-// validation is in validate.go, the metrics file in metrics.go.
+// validation is in validate.go, the metrics file in metrics.go, checkpoints
+// in checkpoint.go, --resume in resume.go and the bound on their disk use
+// in keep.go.
 type Run struct {
 	Cfg         config.Config
 	Dir         string
@@ -35,8 +37,11 @@ type Run struct {
 	StartVal    rollout.Metrics // the step-0 validation's metrics: the starting model's (nil after a --resume)
 	Interrupted bool            // Stop ended the run early (a checkpoint was saved, nothing exported)
 	CheckEvery  int             // data parallel: compare the ranks' weights every N steps and at the end (0: end only)
+	SkipVerify  bool            // resume from a checkpoint without checking it against its manifest.json
 	metrics     *os.File
 	firstVal    map[string]float64 // success per tag at the first validation (the console's change since the start)
+	watch       *EchoWatch         // the Echo-Trap watch over the training steps (replayed up to the step resumed at)
+	saved       int                // the step of the newest checkpoint on disk; -1 none
 }
 
 // NewRun loads the models and builds the trainer; nothing is written yet.
@@ -142,7 +147,6 @@ func (r *Run) Execute(resume bool) error {
 		}
 	}
 	r.Trainer.OnRollout = r.writeTrainTrajectories
-	watch := NewEchoWatch()
 	var bar *progress.Bar
 	if r.Bar && r.Trainer.Dist.Main() {
 		bar = progress.New("starpo-s", r.Cfg.Steps-start)
@@ -162,7 +166,7 @@ func (r *Run) Execute(resume bool) error {
 		if err != nil {
 			return err
 		}
-		if err := r.record(step+1, met, watch, bar, start); err != nil {
+		if err := r.record(step+1, met, r.watch, bar, start); err != nil {
 			return err
 		}
 		if err := r.afterStep(step + 1); err != nil {
@@ -176,6 +180,7 @@ func (r *Run) Execute(resume bool) error {
 // checkpoint when asked, gives every rank rank 0's weights and opens the
 // metrics file. It returns the steps already done.
 func (r *Run) begin(resume bool) (start int, err error) {
+	r.watch, r.saved = NewEchoWatch(), -1
 	if r.Trainer.Dist.Main() {
 		if err := os.MkdirAll(filepath.Join(r.Dir, "checkpoints"), 0o755); err != nil {
 			return 0, fmt.Errorf("creating run folder %s: %w", r.Dir, err)
@@ -188,18 +193,9 @@ func (r *Run) begin(resume bool) (start int, err error) {
 		}
 	}
 	if resume {
-		root := r.checkpoints()
-		latest, err := LatestCheckpoint(root)
-		if err != nil {
+		if start, err = r.resume(); err != nil {
 			return 0, err
 		}
-		if latest == "" {
-			return 0, fmt.Errorf("--resume: no checkpoint in %s", root)
-		}
-		if start, err = r.Trainer.LoadCheckpoint(latest); err != nil {
-			return 0, err
-		}
-		log.Info().Str("checkpoint", latest).Int("step", start).Msg("resumed")
 	}
 	if err := r.Trainer.SyncReplicas(); err != nil {
 		return 0, err
@@ -241,6 +237,9 @@ func (r *Run) export() error {
 	if err := model.Export(a.Cfg, a.Params(), exp, opts); err != nil {
 		return fmt.Errorf("exporting the policy: %w", err)
 	}
+	if err := writeManifest(exp, r.Cfg, r.Cfg.Steps); err != nil {
+		return fmt.Errorf("exporting the policy: %w", err)
+	}
 	log.Info().Str("export", exp).Msg("policy exported in HuggingFace layout")
 	r.refreshReport()
 	return nil
@@ -249,11 +248,25 @@ func (r *Run) export() error {
 func (r *Run) checkpoints() string { return filepath.Join(r.Dir, "checkpoints") }
 
 // save writes a checkpoint (rank 0) and refreshes the report; the other
-// ranks wait for it, so a job that stops next has it on disk.
+// ranks wait for it, so a job that stops next has it on disk. The record
+// up to step is synced first, so that a checkpoint on disk implies its
+// metrics are. A checkpoint of step already on disk (Ctrl-C before the
+// first step of a resumed run) is not written again.
 func (r *Run) save(step int) error {
 	comm := r.Trainer.Dist
-	if comm.Main() {
-		if _, err := r.Trainer.SaveCheckpoint(r.checkpoints(), step); err != nil {
+	if comm.Main() && step != r.saved {
+		if err := r.syncRecord(); err != nil {
+			return err
+		}
+		root := r.checkpoints()
+		if err := checkSpace(root, r.Trainer.checkpointBytes()); err != nil {
+			return err
+		}
+		if _, err := r.Trainer.SaveCheckpoint(root, step); err != nil {
+			return err
+		}
+		r.saved = step
+		if err := pruneCheckpoints(root, step, r.Cfg.KeepCheckpoints, r.Cfg.KeepEvery); err != nil {
 			return err
 		}
 		r.refreshReport()

@@ -43,6 +43,7 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	think := fs.Bool("think", true, "force <think>…</think> before the answer")
 	place := addPlacementFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per tag")
+	skipVerify := addSkipVerify(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -51,6 +52,9 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	}
 	path, err := resolveModel(*dir)
 	if err != nil {
+		return err
+	}
+	if err := verifyModel(path, *skipVerify); err != nil {
 		return err
 	}
 	if len(*tags) == 0 {

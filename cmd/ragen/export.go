@@ -25,6 +25,7 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	asGGUF := fs.Bool("gguf", false, "write a GGUF file for llama.cpp and ollama instead of a HuggingFace folder")
 	typ := fs.String("type", "f16", "with --gguf: how the matrices are stored: f32, f16, bf16 or q8_0 (vectors are always f32)")
 	dtype := fs.String("dtype", "fp32", "without --gguf: the dtype of the written weights: fp32, bf16 or fp16")
+	skipVerify := addSkipVerify(fs)
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -37,6 +38,9 @@ func runExport(args []string, stdout, stderr io.Writer) error {
 	}
 	if *out == "" {
 		return errors.New("--out is required")
+	}
+	if err := verifyModel(path, *skipVerify); err != nil {
+		return err
 	}
 	if *asGGUF {
 		if !strings.EqualFold(filepath.Ext(*out), ".gguf") {

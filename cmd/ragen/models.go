@@ -49,6 +49,9 @@ func resolveModel(arg string) (string, error) {
 		return "", fmt.Errorf("--model %s: no such folder or file (give a checkpoint folder, a .gguf file, or %s)", arg, shortNames())
 	case st.IsDir():
 		if _, err := os.Stat(filepath.Join(arg, "config.json")); err != nil {
+			if _, err := os.Stat(filepath.Join(arg, "trainer.json")); err == nil {
+				return "", fmt.Errorf("--model %s: a training checkpoint holds no config.json or tokenizer; give its run's export/ folder", arg)
+			}
 			return "", fmt.Errorf("--model %s: not a checkpoint folder (no config.json)", arg)
 		}
 	case !strings.HasSuffix(strings.ToLower(arg), ".gguf"):

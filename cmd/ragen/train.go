@@ -25,6 +25,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	rf := addRunFlags(fs, "", "preset YAML (configs/*.yaml); RAGEN's base defaults when empty", "run folder (default runs/<name>)")
 	dir := fs.String("model", "", modelHelp)
 	resume := fs.Bool("resume", false, "continue from the run folder's latest checkpoint")
+	skipVerify := fs.Bool("skip-verify", false, "load the checkpoint --resume continues from, and a --model folder ragen wrote, even if their files do not match their manifest.json")
 	checkEvery := fs.Int("check-every", 10, "data parallel: compare the ranks' weights every N steps (and always at the end); 0 = only at the end")
 	timeout := fs.Duration("dist-timeout", 10*time.Minute, "data parallel: how long a rank waits for the others (joining, or in any collective) before failing")
 	if err := parseFlags(fs, args, stderr); err != nil {
@@ -43,6 +44,9 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if err := verifyModel(path, *skipVerify); err != nil {
+		return err
+	}
 	comm, opts, err := joinJob(opts, *timeout)
 	if err != nil {
 		return err
@@ -53,7 +57,7 @@ func runTrain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer run.Close()
-	run.CheckEvery = *checkEvery
+	run.CheckEvery, run.SkipVerify = *checkEvery, *skipVerify
 	stop, release := onInterrupt("finishing this step, then saving a checkpoint")
 	defer release()
 	run.Stop = stop

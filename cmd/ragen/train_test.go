@@ -77,12 +77,13 @@ func TestTrainSmoke(t *testing.T) {
 	}
 
 	// A trainer.json that does not give its folder's step is refused, not
-	// resumed at step 0 on step 3's weights.
+	// resumed at step 0 on step 3's weights (even past the manifest, which
+	// it no longer matches).
 	state := filepath.Join(out, "checkpoints/step-000003/trainer.json")
 	if err := os.WriteFile(state, []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	code, errOut := runTrainCmd("--config", "../../configs/smoke.yaml", "--model", dir, "--out", out, "--resume", "--set", "steps=4")
+	code, errOut := runTrainCmd("--config", "../../configs/smoke.yaml", "--model", dir, "--out", out, "--resume", "--set", "steps=4", "--skip-verify")
 	if want := state + `: the step key is missing; it must hold {"step": N}`; code == 0 || !strings.Contains(errOut, want) {
 		t.Fatalf("resume from a trainer.json without its step: exit %d, %q; want an error containing %q", code, errOut, want)
 	}

@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"runtime/debug"
 
+	"github.com/ragen-go/ragen/internal/buildinfo"
 	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
@@ -33,7 +33,7 @@ func runVersion(args []string, stdout, stderr io.Writer) error {
 	if _, err := setupRuntime(); err != nil {
 		return err
 	}
-	r := versionReport{Version: moduleVersion(), Go: runtime.Version(), Info: torchrt.Describe()}
+	r := versionReport{Version: buildinfo.Version(), Go: runtime.Version(), Info: torchrt.Describe()}
 	if *asJSON {
 		return json.NewEncoder(stdout).Encode(r)
 	}
@@ -54,23 +54,4 @@ threads  torch %d, OpenBLAS %s
 gotch    v0.9.1, %d wrappers stubbed for this libtorch
 `, r.Version, r.Go, r.LibtorchVersion, cuda, r.LibtorchDir, r.LibtorchSource, r.Device, r.GPUCount, r.Threads.Torch, blas, r.StubbedWrappers)
 	return err
-}
-
-// moduleVersion is the main module's version as the Go toolchain stamped it
-// (a tag, or a VCS revision for a build from a work tree).
-func moduleVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.Main.Version
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" && (v == "" || v == "(devel)") {
-			v = "devel+" + s.Value[:min(12, len(s.Value))]
-		}
-	}
-	if v == "" {
-		v = "(devel)"
-	}
-	return v
 }

@@ -24,6 +24,8 @@ type Config struct {
 	Steps             int       `yaml:"steps"`              // training steps (total_training_steps)
 	ValEvery          int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = first and last
 	SaveEvery         int       `yaml:"save_every"`         // checkpoint every N steps; 0 = only at the end
+	KeepCheckpoints   int       `yaml:"keep_checkpoints"`   // checkpoints kept, the newest; 0 = all
+	KeepEvery         int       `yaml:"keep_every"`         // also keep the checkpoints of steps that are multiples of N; 0 = none
 	TrajectoriesEvery int       `yaml:"trajectories_every"` // write the training trajectories every N steps; 0 = never
 	DType             string    `yaml:"dtype"`              // auto, fp32, bf16, fp16
 	Device            string    `yaml:"device"`             // auto, cpu, cuda, cuda:N
@@ -157,7 +159,7 @@ type Optim struct {
 // Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).
 func Default() Config {
 	return Config{
-		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, TrajectoriesEvery: 1,
+		Name: "sokoban", Seed: 10000, ValSeed: 123, Steps: 200, ValEvery: 10, KeepCheckpoints: 3, TrajectoriesEvery: 1,
 		DType: "auto", Device: "auto",
 		Train:   Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{8}, EnvGroups: 8, GroupSize: 16},
 		Val:     Envs{Tags: []string{"SimpleSokoban"}, NGroups: []int{256}, EnvGroups: 256, GroupSize: 1},

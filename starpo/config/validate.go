@@ -67,6 +67,10 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sft.lr %v must be ≥ 0", c.SFT.LR)
 	case c.Algorithm.Autocast != "" && c.Algorithm.Autocast != "bf16":
 		return fmt.Errorf("algorithm.autocast %q is not \"\" (off) or bf16", c.Algorithm.Autocast)
+	case c.KeepCheckpoints < 0:
+		return fmt.Errorf("keep_checkpoints %d must be ≥ 0 (the newest checkpoints kept; 0 keeps all)", c.KeepCheckpoints)
+	case c.KeepEvery < 0:
+		return fmt.Errorf("keep_every %d must be ≥ 0 (0: no checkpoint kept beyond the newest)", c.KeepEvery)
 	case c.TrajectoriesEvery < 0:
 		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajectoriesEvery)
 	case c.Shaping.ThinkMaxWords < 0:
