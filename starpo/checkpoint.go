@@ -227,7 +227,8 @@ func parseTrainerState(b []byte) (trainerState, error) {
 		case errors.As(err, &te) && te.Field == "step":
 			return trainerState{}, fmt.Errorf("step is a JSON %s, not a count of steps", te.Value)
 		case strings.HasPrefix(err.Error(), "json: unknown field "):
-			return trainerState{}, fmt.Errorf("unknown key %s; trainer.json holds only step", strings.TrimPrefix(err.Error(), "json: unknown field "))
+			key := strings.TrimPrefix(err.Error(), "json: unknown field ")
+			return trainerState{}, fmt.Errorf("unknown key %s; trainer.json holds only step", key)
 		}
 		return trainerState{}, fmt.Errorf("not a trainer state {\"step\": N}: %v", err)
 	}

@@ -46,7 +46,8 @@ func TestPruneCheckpoints(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		for _, leftover := range []string{"step-000011.partial", "step-000001.partial/x"} { // an interrupted save, an interrupted prune
+		// An interrupted save, an interrupted prune.
+		for _, leftover := range []string{"step-000011.partial", "step-000001.partial/x"} {
 			if err := os.MkdirAll(filepath.Join(root, leftover), 0o755); err != nil {
 				t.Fatal(err)
 			}

@@ -35,15 +35,8 @@ func TestQuickstartShort(t *testing.T) {
 			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
 		}
 	}
-	var sum struct {
-		Stages []stageResult          `json:"stages"`
-		Gains  map[string]gainSummary `json:"starpo_gain"`
-	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 || len(sum.Stages[2].Valid) != 3 {
+	sum, err := readSummary(out)
+	if err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 || len(sum.Stages[2].Valid) != 3 {
 		t.Fatalf("summary.json: %v, %d stages, gains %v", err, len(sum.Stages), sum.Gains)
 	}
 	exp := filepath.Join(out, "rl", "export")
@@ -104,15 +97,8 @@ func TestQuickstartSmolLM2Short(t *testing.T) {
 	if strings.Contains(stdout.String(), "after SFT") {
 		t.Fatalf("a job without a warm start prints an after-SFT row:\n%s", stdout.String())
 	}
-	var sum struct {
-		Stages []stageResult          `json:"stages"`
-		Gains  map[string]gainSummary `json:"starpo_gain"`
-	}
-	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &sum); err != nil || len(sum.Stages) != 2 || sum.Stages[0].Stage != "pretrained" || sum.Gains["Bandit"].Episodes != 4 {
+	sum, err := readSummary(out)
+	if err != nil || len(sum.Stages) != 2 || sum.Stages[0].Stage != "pretrained" || sum.Gains["Bandit"].Episodes != 4 {
 		t.Fatalf("summary.json: %v, stages %+v, gains %v", err, sum.Stages, sum.Gains)
 	}
 	if _, err := os.Stat(filepath.Join(out, "sft")); err == nil {
@@ -159,4 +145,19 @@ func TestGainInterval(t *testing.T) {
 	if _, half := gainInterval(0.5, 0.5, 0); !math.IsNaN(half) {
 		t.Fatalf("no episodes gave an interval ± %v", half)
 	}
+}
+
+// quickstartSummary is what a test reads back from summary.json.
+type quickstartSummary struct {
+	Stages []stageResult          `json:"stages"`
+	Gains  map[string]gainSummary `json:"starpo_gain"`
+}
+
+func readSummary(out string) (quickstartSummary, error) {
+	var sum quickstartSummary
+	b, err := os.ReadFile(filepath.Join(out, "summary.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &sum)
+	}
+	return sum, err
 }

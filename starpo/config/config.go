@@ -25,7 +25,7 @@ type Config struct {
 	ValEvery          int       `yaml:"val_every"`          // validate every N steps (test_freq); 0 = first and last
 	SaveEvery         int       `yaml:"save_every"`         // checkpoint every N steps; 0 = only at the end
 	KeepCheckpoints   int       `yaml:"keep_checkpoints"`   // checkpoints kept, the newest; 0 = all
-	KeepEvery         int       `yaml:"keep_every"`         // also keep the checkpoints of steps that are multiples of N; 0 = none
+	KeepEvery         int       `yaml:"keep_every"`         // also keep steps that are multiples of N; 0 = none
 	TrajectoriesEvery int       `yaml:"trajectories_every"` // write the training trajectories every N steps; 0 = never
 	DType             string    `yaml:"dtype"`              // auto, fp32, bf16, fp16
 	Device            string    `yaml:"device"`             // auto, cpu, cuda, cuda:N
@@ -153,7 +153,7 @@ type Optim struct {
 	GradClip    float64 `yaml:"grad_clip"`    // global gradient-norm clip
 	WarmupSteps int     `yaml:"warmup_steps"` // linear warm-up steps; -1 = use warmup_ratio
 	WarmupRatio float64 `yaml:"warmup_ratio"` // warm-up as a share of steps (when warmup_steps is -1)
-	TrainLayers int     `yaml:"train_layers"` // decoder layers trained, from the top (with the final norm); 0 = all weights
+	TrainLayers int     `yaml:"train_layers"` // top decoder layers trained (with the final norm); 0 = all
 }
 
 // Default is RAGEN's base configuration (StarPO-S on SimpleSokoban).

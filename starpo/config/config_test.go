@@ -86,7 +86,8 @@ func TestSetStrict(t *testing.T) {
 		{[]string{"actor.lr=fast"}, "--set actor.lr=fast: actor.lr is a number"},
 		{[]string{"algorithm.use_kl_loss=maybe"}, "--set algorithm.use_kl_loss=maybe: algorithm.use_kl_loss is a boolean"},
 		{[]string{"builtin_model.seed=-1"}, "--set builtin_model.seed=-1: builtin_model.seed is a non-negative integer"},
-		{[]string{"algorithm.autocast="}, `--set algorithm.autocast=: the value is empty; algorithm.autocast is a string (an empty string is written algorithm.autocast="")`},
+		{[]string{"algorithm.autocast="}, `--set algorithm.autocast=: the value is empty; ` +
+			`algorithm.autocast is a string (an empty string is written algorithm.autocast="")`},
 		{[]string{"name=a: b"}, "--set name=a: b: name is a string"},
 		{[]string{"train.n_groups=-1"}, "--set train.n_groups=-1: train.n_groups is a list of integers"},
 		{[]string{"train.n_groups=[1.5]"}, "--set train.n_groups=[1.5]: train.n_groups[0] is an integer, not 1.5"},
@@ -102,7 +103,8 @@ func TestSetStrict(t *testing.T) {
 		{[]string{"critic.grad_clip=0"}, "--set critic.grad_clip=0: critic.grad_clip 0 must be a finite number > 0"},
 		{[]string{"rollout.top_p=1.5"}, "--set rollout.top_p=1.5: rollout.top_p 1.5 must be in (0, 1]"},
 		{[]string{"algorithm.clip_c=1"}, "--set algorithm.clip_c=1: algorithm.clip_c 1 must be a finite number > 1"},
-		{[]string{"actor.warmup_steps=-2"}, "--set actor.warmup_steps=-2: actor.warmup_steps -2 must be ≥ 0, or -1 to use warmup_ratio"},
+		{[]string{"actor.warmup_steps=-2"},
+			"--set actor.warmup_steps=-2: actor.warmup_steps -2 must be ≥ 0, or -1 to use warmup_ratio"},
 	} {
 		_, err := Load("", tc.sets)
 		if err == nil || err.Error() != tc.want {
@@ -110,8 +112,10 @@ func TestSetStrict(t *testing.T) {
 		}
 	}
 	// Integral numbers are integers, whichever way they are written.
-	c, err := Load("", []string{"steps=1e3", "val_every=7.0", "seed=0x10", "train={group_size: 4}", "algorithm.use_kl_loss=true"})
-	if err != nil || c.Steps != 1000 || c.ValEvery != 7 || c.Seed != 16 || c.Train.GroupSize != 4 || c.Train.EnvGroups != 8 || !c.Algorithm.UseKLLoss {
+	c, err := Load("", []string{"steps=1e3", "val_every=7.0", "seed=0x10", "train={group_size: 4}",
+		"algorithm.use_kl_loss=true"})
+	if err != nil || c.Steps != 1000 || c.ValEvery != 7 || c.Seed != 16 || c.Train.GroupSize != 4 ||
+		c.Train.EnvGroups != 8 || !c.Algorithm.UseKLLoss {
 		t.Fatalf("Load = %+v, %v", c, err)
 	}
 }
@@ -133,7 +137,8 @@ func TestFileStrict(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, err := Load(path, nil)
-		if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "\n") {
+		if err == nil || !strings.HasPrefix(err.Error(), path+": ") || !strings.Contains(err.Error(), tc.want) ||
+			strings.Contains(err.Error(), "\n") {
 			t.Errorf("%q: %v; want one line naming %s and saying %q", tc.body, err, path, tc.want)
 		}
 	}
