@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: deps build test test-torch parity train bench bench-go clean
+.PHONY: deps build test test-torch fuzz kill-soak parity train bench bench-go clean
 
 deps:
 	@scripts/deps.sh
@@ -14,6 +14,20 @@ build: deps
 
 test: deps
 	$(GO) test -count=1 -timeout 60m ./...
+
+# make fuzz FUZZTIME=10m: each Fuzz* target of the module for FUZZTIME, one
+# after the other (scripts/fuzz.sh; a table of execs and results at the
+# end). make test already runs every target's seed corpus. make kill-soak
+# KILLS=20: kill -9 a tiny training run KILLS times and check that every
+# resume is clean and the record whole (scripts/kill-soak.sh).
+# docs/reliability.md has the figures.
+FUZZTIME ?= 30s
+fuzz: deps
+	@scripts/fuzz.sh $(FUZZTIME)
+
+KILLS ?= 20
+kill-soak: build
+	@scripts/kill-soak.sh $(KILLS)
 
 # make test-torch TORCH=2.1.2: the whole suite against PyPI's torch of that
 # version (a virtualenv in .cache/torch-VERSION, put first on PATH, so make

@@ -124,8 +124,19 @@ func loadInfo(path string) (map[string]string, error) {
 // lines without "step" are skipped, and a truncated last line (a run still
 // writing) is ignored; a malformed line elsewhere is an error naming it.
 func LoadMetrics(path string) (Metrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Metrics{}, err
+	}
+	defer f.Close()
+	return readMetrics(path, f)
+}
+
+// readMetrics is LoadMetrics on the file's contents; path names it in
+// errors.
+func readMetrics(path string, r io.Reader) (Metrics, error) {
 	var m Metrics
-	err := eachLine(path, func(line []byte) error {
+	err := eachLine(path, r, func(line []byte) error {
 		var raw map[string]any
 		if err := json.Unmarshal(line, &raw); err != nil {
 			return err
@@ -165,8 +176,19 @@ func isVal(r Row) bool {
 // LoadTrajectories reads one trajectories/*.jsonl file, ignoring a truncated
 // last line.
 func LoadTrajectories(path string) ([]Trajectory, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readTrajectories(path, f)
+}
+
+// readTrajectories is LoadTrajectories on the file's contents; path names
+// it in errors.
+func readTrajectories(path string, r io.Reader) ([]Trajectory, error) {
 	var ts []Trajectory
-	err := eachLine(path, func(line []byte) error {
+	err := eachLine(path, r, func(line []byte) error {
 		var t Trajectory
 		if err := json.Unmarshal(line, &t); err != nil {
 			return err
@@ -177,15 +199,11 @@ func LoadTrajectories(path string) ([]Trajectory, error) {
 	return ts, err
 }
 
-// eachLine calls fn on each non-blank line of a JSONL file. A failure on the
-// last line is ignored when that line has no newline: the writer is midway.
-func eachLine(path string, fn func([]byte) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReader(f)
+// eachLine calls fn on each non-blank line of a JSONL file read from r. A
+// failure on the last line is ignored when that line has no newline: the
+// writer is midway. path names the file in errors.
+func eachLine(path string, r io.Reader, fn func([]byte) error) error {
+	br := bufio.NewReader(r)
 	for n := 1; ; n++ {
 		line, rerr := br.ReadBytes('\n')
 		if rerr != nil && rerr != io.EOF {

@@ -22,34 +22,44 @@ func MeanRun(name string, runs []*Run) *Run {
 	return out
 }
 
-// meanRows averages rows of the same step across the lists.
+// meanRows averages rows of the same step across the lists. Each value is
+// divided by its count before it is added, so that two values near the
+// float64 limit average to a finite one (a sum would overflow to +Inf,
+// which the page's JSON cannot hold).
 func meanRows(lists [][]Row) []Row {
-	sums := map[float64]Row{}
 	counts := map[float64]map[string]float64{}
 	for _, rows := range lists {
 		for _, row := range rows {
 			st := row["step"]
-			if sums[st] == nil {
-				sums[st], counts[st] = Row{}, map[string]float64{}
+			if counts[st] == nil {
+				counts[st] = map[string]float64{}
 			}
-			for k, v := range row {
-				sums[st][k] += v
+			for k := range row {
 				counts[st][k]++
 			}
 		}
 	}
-	steps := make([]float64, 0, len(sums))
-	for st := range sums {
+	means := make(map[float64]Row, len(counts))
+	for _, rows := range lists {
+		for _, row := range rows {
+			st := row["step"]
+			if means[st] == nil {
+				means[st] = Row{}
+			}
+			for k, v := range row {
+				means[st][k] += v / counts[st][k]
+			}
+		}
+	}
+	steps := make([]float64, 0, len(means))
+	for st := range means {
 		steps = append(steps, st)
 	}
 	sort.Float64s(steps)
 	out := make([]Row, len(steps))
 	for i, st := range steps {
-		row := sums[st]
-		for k := range row {
-			row[k] /= counts[st][k]
-		}
-		out[i] = row
+		out[i] = means[st]
+		out[i]["step"] = st // exactly, not a sum of st/n
 	}
 	return out
 }

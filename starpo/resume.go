@@ -23,7 +23,7 @@ import (
 // <file>.rolled-back (appended to, so nothing is ever lost).
 
 // resume loads the latest checkpoint, checked against its manifest unless
-// SkipVerify, and returns its step. Rank 0 then cuts the run's record back
+// SkipVerify, and returns its step (0 when there is none yet: startOver). Rank 0 then cuts the run's record back
 // to that step (rollBack), replays the kept training steps into the
 // Echo-Trap watch, so that the resumed run records what an uninterrupted
 // one would, and prunes the checkpoints the keep rule lets go.
@@ -34,7 +34,7 @@ func (r *Run) resume() (int, error) {
 		return 0, err
 	}
 	if latest == "" {
-		return 0, fmt.Errorf("--resume: no checkpoint in %s", root)
+		return 0, r.startOver(root)
 	}
 	if r.SkipVerify {
 		log.Warn().Str("checkpoint", latest).Msg("--skip-verify: loading the checkpoint without checking its manifest.json")
@@ -60,6 +60,21 @@ func (r *Run) resume() (int, error) {
 	}
 	log.Info().Str("checkpoint", latest).Int("step", start).Msg("resumed")
 	return start, nil
+}
+
+// startOver is --resume on a run folder without a checkpoint: a run killed
+// before its first (or a job script that always passes --resume) trains
+// from step 0, its earlier record rolled back as a resume's would be, so
+// that metrics.jsonl does not hold step 0's validation twice.
+func (r *Run) startOver(root string) error {
+	log.Warn().Str("checkpoints", root).Msg("--resume: no checkpoint yet; training from step 0")
+	if !r.Trainer.Dist.Main() {
+		return nil
+	}
+	if _, err := rollBack(r.Dir, -1); err != nil {
+		return fmt.Errorf("--resume: rolling back the run's record: %w", err)
+	}
+	return pruneCheckpoints(root, -1, r.Cfg.KeepCheckpoints, r.Cfg.KeepEvery) // leftover .partial folders
 }
 
 // rolledBack is the suffix of the files that keep what a resume rolled back.

@@ -81,6 +81,49 @@ func TestRollBack(t *testing.T) {
 	}
 }
 
+// --resume on a run killed before its first checkpoint trains from step 0
+// with the whole earlier record moved aside (step 0's validation line
+// included, which the new start writes again) and the torn first
+// checkpoint gone; a folder with no record at all starts as it is.
+func TestResumeBeforeFirstCheckpoint(t *testing.T) {
+	dir := t.TempDir()
+	record := "{\"step\":0,\"timing_s/testing\":1}\n{\"step\":1,\"x\":2}\n{\"step\":2,\"x\""
+	for name, body := range map[string]string{"metrics.jsonl": record, "trajectories/val-step-000000.jsonl": "v\n",
+		"trajectories/train-step-000001.jsonl": "t\n", "checkpoints/step-000002.partial/actor.safetensors": "torn"} {
+		path := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &Run{Dir: dir, Trainer: &Trainer{}}
+	if start, err := r.resume(); start != 0 || err != nil {
+		t.Fatalf("resume: %d, %v; want step 0", start, err)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "metrics.jsonl")); len(b) != 0 {
+		t.Fatalf("metrics.jsonl still holds %q", b)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "metrics.jsonl.rolled-back")); string(b) != record+"\n" {
+		t.Fatalf("metrics.jsonl.rolled-back holds %q", b)
+	}
+	want := []string{"train-step-000001.jsonl.rolled-back", "val-step-000000.jsonl.rolled-back"}
+	if got := dirNames(t, filepath.Join(dir, "trajectories")); !slices.Equal(got, want) {
+		t.Fatalf("trajectories/ %v, want %v", got, want)
+	}
+	if got := dirNames(t, filepath.Join(dir, "checkpoints")); len(got) != 0 {
+		t.Fatalf("checkpoints/ holds %v", got)
+	}
+	empty := &Run{Dir: t.TempDir(), Trainer: &Trainer{}}
+	if err := os.MkdirAll(filepath.Join(empty.Dir, "checkpoints"), 0o755); err != nil { // as begin makes it
+		t.Fatal(err)
+	}
+	if start, err := empty.resume(); start != 0 || err != nil {
+		t.Fatalf("resume in an empty folder: %d, %v", start, err)
+	}
+}
+
 // A checkpoint carries a manifest that its folder passes; a changed byte,
 // a manifest moved to another step's folder, and a missing manifest are
 // told apart.

@@ -17,9 +17,15 @@ import (
 // scanner reads JSON from data, strictly: any deviation from the grammar
 // is an error at pos.
 type scanner struct {
-	data []byte
-	pos  int
+	data  []byte
+	pos   int
+	depth int // objects and arrays skip is inside
 }
+
+// maxDepth bounds the nesting skip follows, as encoding/json's does: each
+// level is a Go call, and "[[[…" 10 MB deep would otherwise overflow the
+// stack, which kills the process instead of returning an error.
+const maxDepth = 10000
 
 func (s *scanner) errorf(format string, a ...any) error {
 	return &scanError{Offset: s.pos, Msg: fmt.Sprintf(format, a...)}
@@ -153,11 +159,12 @@ func (s *scanner) int() (int, error) {
 	if s.pos < len(s.data) && s.data[s.pos] == '-' {
 		s.pos++
 	}
+	digits := s.pos
 	for s.pos < len(s.data) && '0' <= s.data[s.pos] && s.data[s.pos] <= '9' {
 		s.pos++
 	}
 	n, err := strconv.Atoi(string(s.data[start:s.pos]))
-	if err != nil {
+	if err != nil || s.data[digits] == '0' && s.pos-digits > 1 { // JSON has no leading zeros
 		s.pos = start
 		return 0, s.errorf("want an integer")
 	}
@@ -180,6 +187,10 @@ func (s *scanner) skip() error {
 		if c == '[' {
 			closer = ']'
 		}
+		if s.depth++; s.depth > maxDepth {
+			return s.errorf("nested more than %d levels deep", maxDepth)
+		}
+		defer func() { s.depth-- }()
 		s.pos++
 		if s.peek() == closer {
 			s.pos++

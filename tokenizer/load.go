@@ -98,6 +98,12 @@ func readConfig(path string) (*configJSON, error) {
 	if err != nil {
 		return nil, err
 	}
+	return parseConfig(path, data)
+}
+
+// parseConfig parses tokenizer_config.json's bytes; path names the file in
+// errors.
+func parseConfig(path string, data []byte) (*configJSON, error) {
 	cfg := new(configJSON)
 	if err := unmarshal(path, data, cfg); err != nil {
 		return nil, err
@@ -146,7 +152,13 @@ func readSource(path string) (*source, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tokenizer: %w", err)
 	}
+	return parseSource(path, data)
+}
+
+// parseSource parses tokenizer.json's bytes; path names the file in errors.
+func parseSource(path string, data []byte) (*source, error) {
 	src := &source{path: path, data: data}
+	var err error
 	src.vocab, src.merges, err = findModelParts(data)
 	if err != nil {
 		return nil, src.syntaxError(err)
@@ -269,8 +281,8 @@ func mergeConfigAdded(added []addedTokenJSON, dec map[string]addedTokenJSON, cfg
 	keys := make([]int, 0, len(dec))
 	for k := range dec {
 		id, err := strconv.Atoi(k)
-		if err != nil || id < 0 {
-			return nil, fmt.Errorf("%s: added_tokens_decoder key %q is not a token id", cfgPath, k)
+		if err != nil || id < 0 || id > maxTokenID || strconv.Itoa(id) != k { // not "07" or "+7"
+			return nil, fmt.Errorf("%s: added_tokens_decoder key %q is not a token id (0…%d)", cfgPath, k, maxTokenID)
 		}
 		keys = append(keys, id)
 	}
@@ -299,8 +311,8 @@ func (t *Tokenizer) buildAdded(added []addedTokenJSON, ranks map[string]int, fai
 		switch {
 		case a.Content == "":
 			return fail("added token %d has empty content", a.ID)
-		case a.ID < 0:
-			return fail("added token %q has negative id %d", a.Content, a.ID)
+		case a.ID < 0 || a.ID > maxTokenID:
+			return fail("added token %q has id %d, outside 0…%d", a.Content, a.ID, maxTokenID)
 		case a.LStrip || a.RStrip || a.SingleWord:
 			return fail("added token %q uses lstrip, rstrip or single_word, which are not supported", a.Content)
 		}

@@ -177,6 +177,9 @@ func TestLoadErrors(t *testing.T) {
 			"single":         []any{map[string]any{"SpecialToken": map[string]any{"id": "<s>"}}, map[string]any{"Sequence": map[string]any{"id": "A"}}},
 			"special_tokens": map[string]any{"<s>": map[string]any{"id": "<s>", "ids": []int{999}, "tokens": []string{"<s>"}}}}), nil, "adds id 999"},
 		{"post-processor", set("post_processor", map[string]any{"type": "RobertaProcessing"}), nil, `post-processor "RobertaProcessing" is not supported`},
+		{"huge id", func(f map[string]any) { model(f)["vocab"].(map[string]any)["he"] = 2_000_000_000 }, nil, `vocab entry "he" has id 2000000000, outside 0…4194303`},
+		{"huge added id", func(f map[string]any) { f["added_tokens"].([]any)[0].(map[string]any)["id"] = 1 << 40 }, nil, "has id 1099511627776, outside"},
+		{"config key not an id", nil, map[string]any{"added_tokens_decoder": map[string]any{"0259": map[string]any{"content": "<|end|>"}}}, `added_tokens_decoder key "0259" is not a token id`},
 		{"config decoder clash", nil, map[string]any{"added_tokens_decoder": map[string]any{"259": map[string]any{"content": "<y>"}}}, "added_tokens_decoder gives id 259"},
 	} {
 		dir := writeTiny(t, c.edit, c.cfg)
@@ -212,6 +215,8 @@ func TestLoadFileErrors(t *testing.T) {
 		{"[]", "tokenizer.json"},
 		{"", "tokenizer.json"},
 		{"{\"added_tokens\": 3, \"model\": {\"vocab\": {}, \"merges\": []}}", "tokenizer.json:1:"},
+		{"{\"model\": {\"type\": \"BPE\", \"vocab\": {\"a\": 01}, \"merges\": []}}", "tokenizer.json:1:"}, // a leading zero
+		{"{\"x\": " + strings.Repeat("[", 20000) + strings.Repeat("]", 20000) + "}", "tokenizer.json:1:"}, // too deep
 	} {
 		if err := os.WriteFile(bad, []byte(c.body), 0o644); err != nil {
 			t.Fatal(err)

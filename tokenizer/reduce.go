@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -228,10 +229,40 @@ func LoadReduction(dir string) (red Reduction, ok bool, err error) {
 	if err != nil {
 		return red, false, err
 	}
-	if err := json.Unmarshal(data, &red); err != nil {
-		return red, false, fmt.Errorf("%s: %w", path, err)
+	if red, err = parseReduction(path, data); err != nil {
+		return red, false, err
 	}
 	return red, true, nil
+}
+
+// parseReduction parses and checks VocabMapFile's bytes: exactly the two
+// keys Reduce writes, a base size of 1…maxTokenID+1 and reduced ids that
+// ascend strictly inside it; path names the file in errors.
+func parseReduction(path string, data []byte) (Reduction, error) {
+	var red Reduction
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&red); err != nil {
+		return Reduction{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
+		return Reduction{}, fmt.Errorf("%s: data after the JSON object", path)
+	}
+	if red.BaseSize < 1 || red.BaseSize > maxTokenID+1 {
+		return Reduction{}, fmt.Errorf("%s: base_vocab_size %d is outside 1…%d", path, red.BaseSize, maxTokenID+1)
+	}
+	if len(red.IDs) == 0 {
+		return Reduction{}, fmt.Errorf("%s: ids is empty", path)
+	}
+	for r, id := range red.IDs {
+		switch {
+		case id < 0 || id >= red.BaseSize:
+			return Reduction{}, fmt.Errorf("%s: ids[%d] = %d is not an id of the %d-token base vocabulary", path, r, id, red.BaseSize)
+		case r > 0 && id <= red.IDs[r-1]:
+			return Reduction{}, fmt.Errorf("%s: ids[%d] = %d does not follow ids[%d] = %d: the ids must ascend", path, r, id, r-1, red.IDs[r-1])
+		}
+	}
+	return red, nil
 }
 
 func mergePair(m any) (string, string, error) {

@@ -5,6 +5,12 @@ import (
 	"errors"
 )
 
+// maxTokenID is the largest token id accepted, model.MaxVocab − 1: the
+// tokenizer allocates a slot for every id up to the largest, so an id of
+// 2e9 in a damaged file would otherwise ask for 48 GB before any other
+// check.
+const maxTokenID = 1<<22 - 1
+
 // checkModel accepts the BPE settings this package reproduces.
 func checkModel(m *modelJSON, fail func(string, ...any) error) error {
 	switch {
@@ -49,8 +55,8 @@ func (t *Tokenizer) readVocab(src *source, fail func(string, ...any) error) (map
 		if arena, ok = appendByteLevelDecode(arena, key); !ok {
 			return fail("vocab entry %q (id %d) is not in the byte-level alphabet", key, id)
 		}
-		if id < 0 {
-			return fail("vocab entry %q has negative id %d", key, id)
+		if id < 0 || id > maxTokenID {
+			return fail("vocab entry %q has id %d, outside 0…%d", key, id, maxTokenID)
 		}
 		entries = append(entries, entry{n, len(arena) - n, id})
 		maxID = max(maxID, id)

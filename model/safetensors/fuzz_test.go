@@ -67,3 +67,58 @@ func FuzzParseHeader(f *testing.F) {
 		}
 	})
 }
+
+// FuzzOpenIndex: no model.safetensors.index.json makes OpenDir panic or
+// read outside its folder, and a checkpoint it opens lists, sorted, exactly
+// the tensors of the shards the index names, each readable.
+func FuzzOpenIndex(f *testing.F) {
+	dir := f.TempDir()
+	if err := WriteSharded(dir, []Tensor{
+		{Name: "model.embed_tokens.weight", DType: F32, Shape: []int64{2, 2}, Data: f32le(1, 2, 3, 4)},
+		{Name: "model.norm.weight", DType: F32, Shape: []int64{2}, Data: f32le(1, 1)},
+		{Name: "lm_head.weight", DType: BF16, Shape: []int64{1}, Data: []byte{0x80, 0x3F}},
+	}, 16, map[string]string{"format": "pt"}); err != nil {
+		f.Fatal(err)
+	}
+	indexPath := filepath.Join(dir, IndexFileName)
+	index, err := os.ReadFile(indexPath)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(index)
+	f.Add([]byte(`{"metadata": {"total_size": 26}, "weight_map": {"model.norm.weight": "model-00002-of-00002.safetensors"}}`))
+	f.Add([]byte(`{"weight_map": {"x": "../model-00001-of-00002.safetensors"}}`))
+	f.Add([]byte(`{"weight_map": {"x": "."}}`))
+	f.Add([]byte(`{"weight_map": {}}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		c, err := openIndexed(dir, indexPath, data)
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		names := c.Names()
+		if !slices.IsSorted(names) || len(names) == 0 {
+			t.Fatalf("names %v", names)
+		}
+		listed := 0
+		for _, p := range c.Files() {
+			if filepath.Dir(p) != dir {
+				t.Fatalf("opened %s, outside %s", p, dir)
+			}
+			sf, err := Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed += len(sf.Names())
+			sf.Close()
+		}
+		if listed != len(names) {
+			t.Fatalf("the shards hold %d tensors, the checkpoint lists %d", listed, len(names))
+		}
+		for _, n := range names {
+			if _, err := c.Bytes(n); err != nil {
+				t.Fatalf("tensor %q: %v", n, err)
+			}
+		}
+	})
+}

@@ -1,9 +1,11 @@
 package study
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -53,6 +55,26 @@ func Claim(out string, spec Spec, sets []string) error {
 	return os.WriteFile(path, want, 0o644)
 }
 
+// readState parses study.json's bytes: exactly the keys Claim writes, and
+// a spec that passes LoadSpec's checks, so that its environment tags and
+// arm names are safe folder names under the study and its grid is
+// bounded; path names the file in errors.
+func readState(path string, data []byte) (state, error) {
+	var st state
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&st); err != nil {
+		return state{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := dec.Decode(new(json.RawMessage)); err != io.EOF {
+		return state{}, fmt.Errorf("%s: data after the JSON object", path)
+	}
+	if err := st.Spec.validate(); err != nil {
+		return state{}, fmt.Errorf("%s: spec: %w", path, err)
+	}
+	return st, nil
+}
+
 // IsFolder tells whether dir is a study's folder (it has study.json).
 func IsFolder(dir string) bool {
 	_, err := os.Stat(filepath.Join(dir, "study.json"))
@@ -62,13 +84,14 @@ func IsFolder(dir string) bool {
 // WriteReport renders a study folder's report.html: the arms side by
 // side, from the runs finished so far (ragen report --run on a study).
 func WriteReport(dir string) (string, error) {
-	b, err := os.ReadFile(filepath.Join(dir, "study.json"))
+	path := filepath.Join(dir, "study.json")
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return "", err
 	}
-	var st state
-	if err := json.Unmarshal(b, &st); err != nil {
-		return "", fmt.Errorf("%s: %w", filepath.Join(dir, "study.json"), err)
+	st, err := readState(path, b)
+	if err != nil {
+		return "", err
 	}
 	var done []Cell
 	for _, c := range st.Spec.Cells() {

@@ -82,8 +82,8 @@ func (s Spec) validate() error {
 		return errors.New("name is required")
 	case s.Base == "":
 		return errors.New("base (the training config the runs start from) is required")
-	case s.Seeds < 1:
-		return fmt.Errorf("seeds is %d; give at least 1", s.Seeds)
+	case s.Seeds < 1 || s.Seeds > maxSeeds:
+		return fmt.Errorf("seeds is %d; give 1 to %d", s.Seeds, maxSeeds)
 	case len(s.Envs) == 0:
 		return errors.New("envs is empty; list the environment tags to study")
 	case s.TrainGroups < 1:
@@ -94,9 +94,12 @@ func (s Spec) validate() error {
 		return errors.New("arms is empty; give at least one training recipe")
 	}
 	known := envs.Tags()
-	for _, e := range s.Envs {
+	for i, e := range s.Envs {
 		if !slices.Contains(known, e) {
 			return fmt.Errorf("envs: unknown environment tag %q (known: %v)", e, known)
+		}
+		if slices.Contains(s.Envs[:i], e) {
+			return fmt.Errorf("envs: %s is listed twice", e)
 		}
 	}
 	names := map[string]bool{}
@@ -116,7 +119,30 @@ func (s Spec) validate() error {
 			}
 		}
 	}
+	if n := s.cellCount(); n > maxCells {
+		return fmt.Errorf("the grid has %d runs (seeds × environments × arms); a study takes at most %d", n, maxCells)
+	}
 	return nil
+}
+
+// A study's grid is bounded, so that a mistyped seeds: 1000000 (or a
+// damaged study.json) is an error, not hours of listing cells.
+const (
+	maxSeeds = 1000
+	maxCells = 10000
+)
+
+// cellCount is len(s.Cells()) without building them.
+func (s Spec) cellCount() int {
+	n := 0
+	for _, env := range s.Envs {
+		for _, a := range s.Arms {
+			if a.RunsOn(env) {
+				n++
+			}
+		}
+	}
+	return n * s.Seeds
 }
 
 // BasePath is the base config's path.
