@@ -147,7 +147,8 @@ func TestCheckpointManifest(t *testing.T) {
 		t.Fatalf("manifest.json %s, %v", b, err)
 	}
 	hash, _ := tr.Cfg.Hash()
-	files := []string{"actor.safetensors", "actor_optim.safetensors", "critic.safetensors", "critic_optim.safetensors", "trainer.json"}
+	files := []string{"actor.safetensors", "actor_optim.safetensors", "critic.safetensors", "critic_optim.safetensors",
+		"trainer.json"}
 	var listed []string
 	for n := range m.Files {
 		listed = append(listed, n)
@@ -175,7 +176,8 @@ func TestCheckpointManifest(t *testing.T) {
 	bad := slices.Clone(orig)
 	bad[len(bad)/2] ^= 1
 	os.WriteFile(actor, bad, 0o644)
-	want := actor + ": sha256 does not match manifest.json (the file is corrupt or was changed); --skip-verify loads it anyway"
+	const skip = "; --skip-verify loads it anyway"
+	want := actor + ": sha256 does not match manifest.json (the file is corrupt or was changed)" + skip
 	if err := VerifyCheckpoint(ck, tr.Cfg); err == nil || err.Error() != want {
 		t.Fatalf("a flipped bit: %v\nwant %s", err, want)
 	}
@@ -185,7 +187,7 @@ func TestCheckpointManifest(t *testing.T) {
 	if err := os.Rename(ck, moved); err != nil {
 		t.Fatal(err)
 	}
-	want = filepath.Join(moved, "manifest.json") + ": step 3 does not match its folder step-000004; --skip-verify loads it anyway"
+	want = filepath.Join(moved, "manifest.json") + ": step 3 does not match its folder step-000004" + skip
 	if err := VerifyCheckpoint(moved, tr.Cfg); err == nil || err.Error() != want {
 		t.Fatalf("a checkpoint under another step's name: %v\nwant %s", err, want)
 	}
@@ -221,7 +223,8 @@ func TestEchoWatchReplay(t *testing.T) {
 	}
 	met := func(i int) map[string]float64 {
 		s := steps[i]
-		return map[string]float64{"step": float64(i + 1), "rollout/in_group_std": s.std, "actor/entropy_loss": s.ent, "actor/grad_norm": s.norm}
+		return map[string]float64{"step": float64(i + 1), "rollout/in_group_std": s.std, "actor/entropy_loss": s.ent,
+			"actor/grad_norm": s.norm}
 	}
 	live := NewEchoWatch()
 	var want [][]string

@@ -4,8 +4,10 @@
 package durable
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -15,7 +17,16 @@ import (
 // file beside it, synced, renamed over path, and the folder synced so that
 // the rename itself survives a power loss. On an error path is untouched
 // and the temporary file removed.
-func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
+func WriteFile(path string, data []byte, perm os.FileMode) error {
+	return Write(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// Write is WriteFile for content that fill streams: what fill writes goes
+// through a 1 MiB buffer into the temporary file.
+func Write(path string, perm os.FileMode, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {
@@ -27,7 +38,11 @@ func WriteFile(path string, data []byte, perm os.FileMode) (err error) {
 			os.Remove(tmp.Name())
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	w := bufio.NewWriterSize(tmp, 1<<20)
+	if err = fill(w); err != nil {
+		return err
+	}
+	if err = w.Flush(); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(perm); err != nil { // CreateTemp makes the file private

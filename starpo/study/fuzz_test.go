@@ -26,9 +26,11 @@ func FuzzState(f *testing.F) {
 		}
 		f.Add(b)
 	}
-	f.Add([]byte(`{"spec": {"Name": "x", "Base": "b.yaml", "Seeds": 1, "Envs": ["../../etc"], "TrainGroups": 1, "ValSeeds": 1, "Arms": [{"Name": "a"}]}, "base_config": "", "sets": []}`))
-	f.Add([]byte(`{"spec": {"Name": "x", "Base": "b.yaml", "Seeds": 1000000000, "Envs": ["Bandit"], "TrainGroups": 1, "ValSeeds": 1, "Arms": [{"Name": "a"}]}, "base_config": "", "sets": []}`))
-	f.Add([]byte(`{"spec": {"Name": "x", "Base": "b.yaml", "Seeds": 1, "Envs": ["Bandit"], "TrainGroups": 1, "ValSeeds": 1, "Arms": [{"Name": ".."}]}}`))
+	const head = `{"spec": {"Name": "x", "Base": "b.yaml", "TrainGroups": 1, "ValSeeds": 1, `
+	f.Add([]byte(head + `"Seeds": 1, "Envs": ["../../etc"], "Arms": [{"Name": "a"}]}, "base_config": "", "sets": []}`))
+	f.Add([]byte(head + `"Seeds": 1000000000, "Envs": ["Bandit"], "Arms": [{"Name": "a"}]}, ` +
+		`"base_config": "", "sets": []}`))
+	f.Add([]byte(head + `"Seeds": 1, "Envs": ["Bandit"], "Arms": [{"Name": ".."}]}}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		st, err := readState("study.json", data)
 		if err != nil {
@@ -52,7 +54,8 @@ func FuzzState(f *testing.F) {
 // point the report outside the study folder or list a billion runs.
 func TestReadStateChecksSpec(t *testing.T) {
 	spec := func(s string) []byte {
-		return []byte(`{"spec": {"Name": "x", "Base": "b.yaml", "TrainGroups": 1, "ValSeeds": 1, ` + s + `}, "base_config": "", "sets": []}`)
+		const head = `{"spec": {"Name": "x", "Base": "b.yaml", "TrainGroups": 1, "ValSeeds": 1, `
+		return []byte(head + s + `}, "base_config": "", "sets": []}`)
 	}
 	for _, c := range []struct {
 		data []byte
