@@ -30,8 +30,8 @@ func (r *runner) peak() error {
 		pk := Peak{FLOPPerS: p, TorchThreads: threads}
 		if r.torch != nil {
 			// As many threads as ours in all: libtorch's pool or OpenBLAS's.
-			all := max(threads, torchrt.CurrentThreads().BLAS)
-			t, err := r.torch.Run(map[string]any{"cmd": "peak", "dtype": dt.name, "sizes": r.o.PeakSizes, "seconds": r.o.PeakSeconds, "threads": all})
+			t, err := r.torch.Run(map[string]any{"cmd": "peak", "dtype": dt.name, "sizes": r.o.PeakSizes, "seconds": r.o.PeakSeconds,
+				"threads": torchrt.CurrentThreads().Cores()})
 			if err != nil {
 				return err
 			}

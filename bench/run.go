@@ -56,7 +56,7 @@ func Run(dir, name string, place model.Options, o Options, baseline *Torch) (*Re
 		o.logf("loading the model in the PyTorch baseline")
 		// The baseline gets as many threads as we use: libtorch's pool and
 		// OpenBLAS's are separate here, one PyTorch pool does both there.
-		if err := baseline.Load(dir, r.dtName, torchrt.DeviceName(place.Device), max(th.Torch, th.BLAS)); err != nil {
+		if err := baseline.Load(dir, r.dtName, torchrt.DeviceName(place.Device), th.Cores()); err != nil {
 			return nil, err
 		}
 		info := baseline.Info

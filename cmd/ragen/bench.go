@@ -155,9 +155,8 @@ func runBench(args []string, stdout, stderr io.Writer) error {
 		if err := exportGGUF(*dir, ggufPath, gguf.F32, io.Discard); err != nil {
 			return err
 		}
-		th := torchrt.CurrentThreads()
 		l := bench.LlamaCpp{Python: *llamaPython, Script: *llamaScript, GGUF: ggufPath}
-		if err := bench.AddLlamaCpp(rep, l, d, max(th.Torch, th.BLAS), stderr); err != nil {
+		if err := bench.AddLlamaCpp(rep, l, d, torchrt.CurrentThreads().Cores(), stderr); err != nil {
 			return err
 		}
 		rep.LlamaCpp.Model = "an F32 GGUF export of " + name

@@ -39,6 +39,11 @@ type Threads struct {
 	BLAS  int `json:"blas"`  // OpenBLAS threads; -1 when OpenBLAS is not the BLAS in use
 }
 
+// Cores is how many cores the two pools occupy: the larger count, since
+// an op runs in one pool or the other. A peer given as many threads in
+// its single pool gets the same cores.
+func (t Threads) Cores() int { return max(t.Torch, t.BLAS) }
+
 // ConfigureThreads sets the thread counts once at start-up. On the CPU the
 // defaults are deliberate: measured on 2-core machines, an fp32 GEMM ran
 // fastest with OpenMP at 1 thread and OpenBLAS at all cores (368 GFLOP/s
