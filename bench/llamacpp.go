@@ -3,10 +3,8 @@ package bench
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/exec"
 )
@@ -33,14 +31,12 @@ func CheckLlamaCpp(python, script string) error {
 	if _, err := os.Stat(script); err != nil {
 		return fmt.Errorf("--llamacpp-script %s: not found (run from the repository root, or point --llamacpp-script at scripts/bench_llamacpp.py)", script)
 	}
-	out, err := exec.Command(python, "-c", "import llama_cpp").CombinedOutput()
-	var ee *exec.Error
-	if errors.As(err, &ee) || errors.Is(err, fs.ErrNotExist) {
+	switch found, why := tryImport(python, "llama_cpp"); {
+	case !found:
 		return fmt.Errorf("--vs-llamacpp: python interpreter %s not found (point --llamacpp-python at one with llama-cpp-python)", python)
-	}
-	if err != nil {
+	case why != "":
 		return fmt.Errorf("--vs-llamacpp: %s cannot import llama_cpp (%s); install it with: pip install llama-cpp-python, "+
-			"or point --llamacpp-python at the parity environment, .cache/parity/bin/python", python, lastLine(string(out)))
+			"or point --llamacpp-python at the parity environment, .cache/parity/bin/python", python, why)
 	}
 	return nil
 }

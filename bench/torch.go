@@ -27,15 +27,28 @@ func DefaultPython() string {
 
 // CheckTorch reports, as one sentence, why python cannot run the baseline.
 func CheckTorch(python string) error {
-	out, err := exec.Command(python, "-c", "import torch, sys; print(torch.__version__)").CombinedOutput()
-	if err == nil {
-		return nil
-	}
-	var ee *exec.Error
-	if errors.As(err, &ee) || errors.Is(err, fs.ErrNotExist) {
+	switch found, why := tryImport(python, "torch"); {
+	case !found:
 		return fmt.Errorf("--vs-torch: python interpreter %s not found (install python3, then: %s)", python, InstallHint)
+	case why != "":
+		return fmt.Errorf("--vs-torch: %s cannot import torch (%s); install it with: %s", python, why, InstallHint)
 	}
-	return fmt.Errorf("--vs-torch: %s cannot import torch (%s); install it with: %s", python, lastLine(string(out)), InstallHint)
+	return nil
+}
+
+// tryImport runs `import module` in python: found is false when the
+// interpreter itself is missing, why the error's last line when the import
+// fails ("" when it works).
+func tryImport(python, module string) (found bool, why string) {
+	out, err := exec.Command(python, "-c", "import "+module).CombinedOutput()
+	var ee *exec.Error
+	switch {
+	case errors.As(err, &ee) || errors.Is(err, fs.ErrNotExist):
+		return false, ""
+	case err != nil:
+		return true, lastLine(string(out))
+	}
+	return true, ""
 }
 
 func lastLine(s string) string {
