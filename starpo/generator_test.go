@@ -1,11 +1,8 @@
 package starpo
 
 import (
-	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/model/modeltest"
@@ -25,13 +22,7 @@ func TestModelRollout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "tiny")
-	modeltest.TinyPolicy(t, dir, tok.VocabSize(), 1, "")
-	m, err := model.LoadCausalLM(dir, model.Options{Device: gotch.CPU, DType: gotch.Float})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Drop()
+	m := modeltest.LoadTinyPolicy(t, tok.VocabSize(), 1)
 
 	run := func() []rollout.Trajectory {
 		rc := rollout.DefaultConfig()

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/sugarme/gotch"
+
 	"github.com/ragen-go/ragen/model"
 )
 
@@ -37,4 +39,18 @@ func TinyPolicy(t testing.TB, dir string, vocab int, seed uint64, tokenizerFrom 
 			t.Fatal(err)
 		}
 	}
+}
+
+// LoadTinyPolicy writes TinyPolicy (vocab tokens, seed) into a temporary
+// folder and loads it in fp32 on the CPU; it is dropped when the test ends.
+func LoadTinyPolicy(t testing.TB, vocab int, seed uint64) *model.CausalLM {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "tiny")
+	TinyPolicy(t, dir, vocab, seed, "")
+	m, err := model.LoadCausalLM(dir, model.Options{Device: gotch.CPU, DType: gotch.Float})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Drop)
+	return m
 }

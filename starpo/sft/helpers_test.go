@@ -1,11 +1,8 @@
 package sft
 
 import (
-	"path/filepath"
 	"runtime"
 	"testing"
-
-	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/model/modeltest"
@@ -24,13 +21,7 @@ func tinyPolicy(t *testing.T, groups, size, turns int) (*model.CausalLM, *tokeni
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(t.TempDir(), "tiny")
-	modeltest.TinyPolicy(t, dir, tok.VocabSize(), 2, "")
-	actor, err := model.LoadCausalLM(dir, model.Options{Device: gotch.CPU, DType: gotch.Float})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(actor.Drop)
+	actor := modeltest.LoadTinyPolicy(t, tok.VocabSize(), 2)
 	if err := model.SetTrainable(actor.Params(), true); err != nil {
 		t.Fatal(err)
 	}
