@@ -105,6 +105,9 @@ func TestSetStrict(t *testing.T) {
 		{[]string{"algorithm.clip_c=1"}, "--set algorithm.clip_c=1: algorithm.clip_c 1 must be a finite number > 1"},
 		{[]string{"actor.warmup_steps=-2"},
 			"--set actor.warmup_steps=-2: actor.warmup_steps -2 must be ≥ 0, or -1 to use warmup_ratio"},
+		{[]string{"actor.lr=-1"}, "--set actor.lr=-1: actor.lr -1 must be a finite number ≥ 0"},
+		{[]string{"critic.warmup_ratio=2"}, "--set critic.warmup_ratio=2: critic.warmup_ratio 2 must be in [0, 1]"},
+		{[]string{"sft.lr=-1"}, "--set sft.lr=-1: sft.lr -1 must be a finite number ≥ 0"},
 	} {
 		_, err := Load("", tc.sets)
 		if err == nil || err.Error() != tc.want {

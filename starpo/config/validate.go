@@ -63,8 +63,6 @@ func (c Config) Validate() error {
 		return fmt.Errorf("sft.invalid %v must be in [0, 1]", c.SFT.Invalid)
 	case c.SFT.Heldout < 0 || c.SFT.EvalEvery < 0:
 		return fmt.Errorf("sft.heldout %d and sft.eval_every %d must be ≥ 0", c.SFT.Heldout, c.SFT.EvalEvery)
-	case c.SFT.LR < 0:
-		return fmt.Errorf("sft.lr %v must be ≥ 0", c.SFT.LR)
 	case c.Algorithm.Autocast != "" && c.Algorithm.Autocast != "bf16":
 		return fmt.Errorf("algorithm.autocast %q is not \"\" (off) or bf16", c.Algorithm.Autocast)
 	case c.KeepCheckpoints < 0:
@@ -75,15 +73,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("trajectories_every %d must be ≥ 0", c.TrajectoriesEvery)
 	case c.Shaping.ThinkMaxWords < 0:
 		return fmt.Errorf("shaping.think_max_words %d must be ≥ 0", c.Shaping.ThinkMaxWords)
-	case c.Actor.WarmupRatio < 0 || c.Actor.WarmupRatio > 1 || c.Critic.WarmupRatio < 0 || c.Critic.WarmupRatio > 1:
-		return fmt.Errorf("actor.warmup_ratio and critic.warmup_ratio must be in [0, 1]")
-	case c.Actor.LR < 0 || c.Critic.LR < 0:
-		return fmt.Errorf("learning rates must be ≥ 0")
 	case c.Actor.TrainLayers < 0:
 		return fmt.Errorf("actor.train_layers %d must be ≥ 0 (0 trains every weight)", c.Actor.TrainLayers)
 	case c.Critic.TrainLayers < 0:
 		return fmt.Errorf("critic.train_layers %d must be ≥ 0 (0 trains every weight)", c.Critic.TrainLayers)
 	}
+	// Learning rates, warm-up ratios and the other numbers: checkRanges.
 	return c.checkRanges()
 }
 
