@@ -13,18 +13,19 @@ import (
 // a rollout reads (docs/ragen.md#defaults, #rollout). The response token limit
 // is the generator's business and is not here.
 type Config struct {
-	Tags              []string // environment tags, in env-id order
-	NGroups           []int    // groups per tag, aligned with Tags
-	EnvGroups         int      // total groups; must equal the sum of NGroups
-	GroupSize         int      // environments per group, all started from the group's seed
-	Seed              int64    // seed base: seed.train (10000) for training, seed.val (123) for validation
-	MaxTurn           int      // agent_proxy.max_turn: turns per episode
-	MaxActionsPerTurn int      // agent_proxy.max_actions_per_turn: actions kept from one answer
-	EnableThink       bool     // agent_proxy.enable_think: <think>…</think> before <answer>
-	FormatPenalty     float64  // es_manager.format_penalty, added once per offending turn
-	MaxContextWindow  int      // agent_proxy.max_context_window: history entries shown; −1 shows all
-	Shaping           Shaping  // reasoning/format reward terms beyond RAGEN (zero = off)
-	Shard             Shard    // the share of the groups this process plays (data parallelism); zero = all
+	Tags              []string  // environment tags, in env-id order
+	NGroups           []int     // groups per tag, aligned with Tags
+	EnvGroups         int       // total groups; must equal the sum of NGroups
+	GroupSize         int       // environments per group, all started from the group's seed
+	Seed              int64     // seed base: seed.train (10000) for training, seed.val (123) for validation
+	MaxTurn           int       // agent_proxy.max_turn: turns per episode
+	MaxActionsPerTurn int       // agent_proxy.max_actions_per_turn: actions kept from one answer
+	EnableThink       bool      // agent_proxy.enable_think: <think>…</think> before <answer>
+	FormatPenalty     float64   // es_manager.format_penalty, added once per offending turn
+	MaxContextWindow  int       // agent_proxy.max_context_window: history entries shown; −1 shows all
+	Shaping           Shaping   // reasoning/format reward terms beyond RAGEN (zero = off)
+	Reasoning         Reasoning // reasoning-aware reward terms (zero = off)
+	Shard             Shard     // the share of the groups this process plays (data parallelism); zero = all
 }
 
 // Shard is a data-parallel process's share of the environments: of each

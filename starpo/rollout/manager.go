@@ -41,13 +41,15 @@ type envState struct {
 // Status is an environment's episode status (RAGEN's EnvStatus plus the
 // rollout cache's penalty).
 type Status struct {
-	Terminated bool      // the episode is over; the env is not prompted again
-	Truncated  bool      // it ended without success
-	NumActions int       // actions executed so far
-	Rewards    []float64 // env reward of each answered turn
-	Penalty    float64   // accumulated format penalty
-	Shaping    float64   // accumulated reasoning/format shaping reward (Config.Shaping)
-	Terms      TermTurns // turns each reward term applied to
+	Terminated bool            // the episode is over; the env is not prompted again
+	Truncated  bool            // it ended without success
+	NumActions int             // actions executed so far
+	Rewards    []float64       // env reward of each answered turn
+	Penalty    float64         // accumulated format penalty
+	Shaping    float64         // accumulated reasoning/format shaping reward (Config.Shaping)
+	Terms      TermTurns       // turns each reward term applied to
+	Turns      []TurnThink     // each answered turn's think (thinking enabled)
+	Reasoning  ReasoningReward // accumulated reasoning reward (Config.Reasoning), part of Shaping
 }
 
 // TermTurns counts the answered turns each reward term applied to: RAGEN's
@@ -72,6 +74,7 @@ type Entry struct {
 	RawResponse string    // the generation prefix and the decoded generation (Parsed.Raw)
 	IDs         []int     // the sampled token ids, as generated
 	LogProbs    []float32 // their log-probabilities under the sampling policy
+	prompt      []int     // the ids the turn was generated from (set by Run)
 }
 
 // NewManager builds every environment of cfg. tok must be the policy's

@@ -68,6 +68,9 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		out["response_length"] = tokens / n
 		out["reward/env"], out["reward/format_penalty"], out["reward/shaping"] = env/n, pen/n, shaping/n
 	}
+	for k, v := range thinkMetrics(trajs) {
+		out[k] = v
+	}
 	if turns > 0 {
 		out["reward/format_penalty_turns"] = penT / turns
 		out["reward/think_bonus_turns"] = bonusT / turns

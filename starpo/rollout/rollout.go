@@ -31,6 +31,8 @@ type Trajectory struct {
 	Shaping           float64             // accumulated reasoning/format shaping reward
 	Score             float64             // sum of TurnRewards plus Penalty plus Shaping
 	Terms             TermTurns           // turns each reward term applied to
+	Turns             []TurnThink         // each answered turn's think (thinking enabled)
+	ReasoningReward   ReasoningReward     // the reasoning reward by component, part of Shaping
 	Success           bool                // terminated and not truncated
 	NumActions        int                 // actions executed
 	ActionIsValid     float64             // turns whose last step was valid, over turns
@@ -60,6 +62,10 @@ func (m *Manager) Run(gen Generator) ([]Trajectory, Metrics, error) {
 			return err
 		}); err != nil {
 			return nil, nil, err
+		}
+		for k, i := range idx {
+			h := m.envs[i].history
+			h[len(h)-1].prompt = prompts[k]
 		}
 		gens, err := gen(prompts)
 		if err != nil {
@@ -98,12 +104,14 @@ func (m *Manager) trajectory(e *envState) (Trajectory, error) {
 	}
 	t := Trajectory{
 		EnvID: e.id, GroupID: e.group, Tag: e.tag, Seed: e.seed,
-		TurnRewards: append([]float64(nil), e.status.Rewards...),
-		Penalty:     e.status.Penalty,
-		Shaping:     e.status.Shaping,
-		Terms:       e.status.Terms,
-		Success:     e.status.Success(),
-		NumActions:  e.status.NumActions,
+		TurnRewards:     append([]float64(nil), e.status.Rewards...),
+		Penalty:         e.status.Penalty,
+		Shaping:         e.status.Shaping,
+		Terms:           e.status.Terms,
+		Turns:           e.status.Turns,
+		ReasoningReward: e.status.Reasoning,
+		Success:         e.status.Success(),
+		NumActions:      e.status.NumActions,
 	}
 	t.Score = t.Penalty + t.Shaping
 	for _, r := range t.TurnRewards {

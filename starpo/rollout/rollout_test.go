@@ -185,6 +185,12 @@ func TestMetrics(t *testing.T) {
 		"reward/think_bonus_turns":          1.0 / 16,  // the solver's turn qualifies (the bonus is 0)
 		"reward/empty_think_turns":          0,
 		"reward/long_think_turns":           0,
+		// The solver's think, "Follow the plan.", is 4 tokens; the 15
+		// babbling turns never close a think. It claims and commits to
+		// nothing ("plan" is followed by no action).
+		"think/tokens_mean": 4.0 / 16, "think/tokens_median": 0, "think/empty_share": 15.0 / 16,
+		"reasoning/commit_turns": 0, "reasoning/claim_turns": 0, "reasoning/plan_turns": 0,
+		"reward/reasoning/consistency": 0, "reward/reasoning/claims": 0, "reward/reasoning/plan": 0,
 	}
 	if len(t0.TurnRewards) != 1 {
 		t.Fatalf("the solver took %d turns, want 1", len(t0.TurnRewards))

@@ -42,6 +42,13 @@ func (m *Manager) Apply(i int, g Generation) error {
 		}
 	}
 	p := envs.ParseResponse(g.Text, m.cfg.EnableThink, m.cfg.MaxActionsPerTurn, e.env)
+	if m.cfg.EnableThink { // before the actions run: the think speaks of this state
+		t := think(m.tok, e.env, g, p, m.cfg.MaxActionsPerTurn, m.cfg.Reasoning)
+		t.Prompt = e.history[len(e.history)-1].prompt
+		e.status.Turns = append(e.status.Turns, t)
+		e.status.Reasoning.add(t.Reward)
+		e.status.Shaping += t.Reward.Sum()
+	}
 	limit := e.spec.MaxActionsPerTraj - e.status.NumActions
 	valid := p.Valid[:min(len(p.Valid), max(limit, 0))]
 
