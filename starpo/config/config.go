@@ -35,6 +35,9 @@ type Config struct {
 	Rollout           Rollout   `yaml:"rollout"`            // sampling
 	Algorithm         Algorithm `yaml:"algorithm"`          // advantages and losses
 	Shaping           Shaping   `yaml:"shaping"`            // reasoning/format reward terms beyond RAGEN
+	Reasoning         Reasoning `yaml:"reasoning"`          // reasoning-aware reward terms (what the think says)
+	Echo              Echo      `yaml:"echo"`               // the Echo-Trap watch's thresholds
+	Collapse          Collapse  `yaml:"collapse"`           // the template-collapse (mutual-information) measurement
 	Builtin           Builtin   `yaml:"builtin_model"`      // the small model `ragen quickstart` creates
 	SFT               SFT       `yaml:"sft"`                // the supervised warm start (ragen sft)
 	Actor             Optim     `yaml:"actor"`              // actor optimiser
@@ -103,7 +106,14 @@ type SFT struct {
 	Seed       int64   `yaml:"seed"`        // first demonstration seed
 	Heldout    int     `yaml:"heldout"`     // noise-free demonstrations scored for their decisions; 0 = none
 	EvalEvery  int     `yaml:"eval_every"`  // score the held-out decisions every N steps; 0 = only at the end
+	Think      string  `yaml:"think"`       // the demonstrations' think: grounded (true claims and the plan) or short (one line)
 }
+
+// The styles of a demonstration's think (sft.think).
+const (
+	ThinkGrounded = "grounded" // true claims about the board, then the plan, where the environment writes them
+	ThinkShort    = "short"    // one templated line naming the plan
+)
 
 // Shaping holds the reasoning/format reward terms, per answered turn (all
 // zero in RAGEN; see rollout.Shaping).
@@ -112,6 +122,34 @@ type Shaping struct {
 	EmptyThinkPenalty float64 `yaml:"empty_think_penalty"` // empty <think>
 	LongThinkPenalty  float64 `yaml:"long_think_penalty"`  // <think> over think_max_words words
 	ThinkMaxWords     int     `yaml:"think_max_words"`     // 0 = unbounded
+}
+
+// Reasoning holds the weights of the reasoning-aware reward terms, per
+// answered turn (zero in RAGEN; see rollout.Reasoning and
+// docs/training.md, "Rewarding the think").
+type Reasoning struct {
+	Consistency float64 `yaml:"consistency"` // ±w: the think's committed actions equal (differ from) the answer's
+	Claims      float64 `yaml:"claims"`      // ±w per true (false) claim about the board, at most 3 a turn
+	Plan        float64 `yaml:"plan"`        // w × progress of a legal plan; −w for an illegal one
+}
+
+// Echo holds the Echo-Trap watch's thresholds (starpo.EchoWatch,
+// docs/training.md, "The Echo-Trap watch").
+type Echo struct {
+	BaselineSteps     int     `yaml:"baseline_steps"`      // steps (or measurements) that set each signal's reference level
+	CollapseFrac      float64 `yaml:"collapse_frac"`       // in-group std or entropy EMA below this share of its reference
+	SpikeFactor       float64 `yaml:"spike_factor"`        // grad norm above this multiple of the recent median
+	ThinkCollapseFrac float64 `yaml:"think_collapse_frac"` // think-length EMA below this share of its reference
+	MICollapseFrac    float64 `yaml:"mi_collapse_frac"`    // mutual-information EMA below this share of its reference
+}
+
+// Collapse sets RAGEN-2's template-collapse measurement: the mutual
+// information between prompts and thinks, estimated by scoring each sampled
+// think under every sampled prompt (starpo/collapse, docs/training.md). Its
+// cost is samples² sequence scorings.
+type Collapse struct {
+	Every   int `yaml:"every"`   // measure on training rollouts every N steps (and at each validation); 0 = never
+	Samples int `yaml:"samples"` // (trajectory, turn) pairs sampled per measurement
 }
 
 // Algorithm holds the StarPO settings: how a step turns a rollout into
@@ -176,9 +214,11 @@ func Default() Config {
 			Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384,
 			Seed: 7, VocabEpisodes: 512, RopeTheta: 1e6,
 		},
-		SFT:    SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000},
-		Actor:  Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
-		Critic: Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Echo:     Echo{BaselineSteps: 3, CollapseFrac: 0.1, SpikeFactor: 5, ThinkCollapseFrac: 0.5, MICollapseFrac: 0.25},
+		Collapse: Collapse{Every: 10, Samples: 8},
+		SFT:      SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000, Think: ThinkGrounded},
+		Actor:    Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		Critic:   Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
 	}
 }
 

@@ -62,6 +62,28 @@ func (c Config) checkRanges() error {
 	case !finite(c.Shaping.ThinkBonus) || !finite(c.Shaping.EmptyThinkPenalty) || !finite(c.Shaping.LongThinkPenalty):
 		return fmt.Errorf("shaping.think_bonus %v, empty_think_penalty %v and long_think_penalty %v must be finite numbers",
 			c.Shaping.ThinkBonus, c.Shaping.EmptyThinkPenalty, c.Shaping.LongThinkPenalty)
+	case !atLeast(c.Reasoning.Consistency, 0):
+		return fmt.Errorf("reasoning.consistency %v must be a finite number ≥ 0", c.Reasoning.Consistency)
+	case !atLeast(c.Reasoning.Claims, 0):
+		return fmt.Errorf("reasoning.claims %v must be a finite number ≥ 0", c.Reasoning.Claims)
+	case !atLeast(c.Reasoning.Plan, 0):
+		return fmt.Errorf("reasoning.plan %v must be a finite number ≥ 0", c.Reasoning.Plan)
+	case c.Echo.BaselineSteps < 1:
+		return fmt.Errorf("echo.baseline_steps %d must be ≥ 1", c.Echo.BaselineSteps)
+	case !(c.Echo.CollapseFrac > 0 && c.Echo.CollapseFrac < 1):
+		return fmt.Errorf("echo.collapse_frac %v must be in (0, 1)", c.Echo.CollapseFrac)
+	case !(c.Echo.SpikeFactor > 1) || math.IsInf(c.Echo.SpikeFactor, 0):
+		return fmt.Errorf("echo.spike_factor %v must be a finite number > 1", c.Echo.SpikeFactor)
+	case !(c.Echo.ThinkCollapseFrac > 0 && c.Echo.ThinkCollapseFrac < 1):
+		return fmt.Errorf("echo.think_collapse_frac %v must be in (0, 1)", c.Echo.ThinkCollapseFrac)
+	case !(c.Echo.MICollapseFrac > 0 && c.Echo.MICollapseFrac < 1):
+		return fmt.Errorf("echo.mi_collapse_frac %v must be in (0, 1)", c.Echo.MICollapseFrac)
+	case c.SFT.Think != ThinkGrounded && c.SFT.Think != ThinkShort:
+		return fmt.Errorf("sft.think %q must be %s or %s", c.SFT.Think, ThinkGrounded, ThinkShort)
+	case c.Collapse.Every < 0:
+		return fmt.Errorf("collapse.every %d must be ≥ 0 (0 never measures)", c.Collapse.Every)
+	case c.Collapse.Samples < 2 || c.Collapse.Samples > 256:
+		return fmt.Errorf("collapse.samples %d must be in [2, 256]: the estimate compares samples with each other, at samples² scorings", c.Collapse.Samples)
 	case !finite(c.Builtin.RopeTheta):
 		return fmt.Errorf("builtin_model.rope_theta %v must be a finite number", c.Builtin.RopeTheta)
 	case a.LMHeadChunk < 1:

@@ -12,5 +12,6 @@ func (c Config) RolloutConfig(e Envs, seed int64) rollout.Config {
 	rc.MaxTurn, rc.MaxActionsPerTurn, rc.EnableThink = c.Agent.MaxTurn, c.Agent.MaxActionsPerTurn, c.Agent.EnableThink
 	rc.FormatPenalty, rc.MaxContextWindow = c.Agent.FormatPenalty, c.Agent.MaxContextWindow
 	rc.Shaping = rollout.Shaping(c.Shaping)
+	rc.Reasoning = rollout.Reasoning(c.Reasoning)
 	return rc
 }

@@ -55,6 +55,11 @@ func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, imp Imperfection, s
 		for k, i := range idx {
 			env, spec := m.Env(i)
 			acts := expertActions(env, maxPerTurn)
+			// The think speaks of the state before any action, so it is
+			// written first; its style follows the prompt's length, which
+			// varies with seed and turn, so the styles mix without
+			// drawing from rng (earlier demonstrations stay as they were).
+			style := len(prompts[k])
 			if names := env.Actions(); len(names) > 0 && len(acts) > 0 && rng.Float64() < imp.Noise {
 				acts[0] = names[rng.IntN(len(names))]
 			}
@@ -67,7 +72,7 @@ func NewExpert(m *rollout.Manager, tok *tokenizer.Tokenizer, imp Imperfection, s
 			// The prompt ends in the generation prefix, <think> or <answer>.
 			text := answer + "</answer>"
 			if think {
-				text = expertThink(spec.EnvType, acts) + "</think><answer>" + text
+				text = writeThink(env, spec.EnvType, acts, imp.Grounded, style) + "</think><answer>" + text
 			}
 			ids := tok.Encode(text)
 			out[k] = rollout.Generation{IDs: ids, LogProbs: make([]float32, len(ids)), Text: text}
@@ -91,6 +96,10 @@ type Imperfection struct {
 	// Invalid is the chance that a turn answers PlaceholderAnswer instead
 	// of its actions (after Noise is drawn).
 	Invalid float64
+	// Grounded writes, where the environment can (envs.ThinkWriter), a think
+	// that states true claims about the board and the plan the answer
+	// follows (after Noise), instead of one short templated line.
+	Grounded bool
 }
 
 // expertActions is the solver's next actions (at most maxPerTurn); none
@@ -106,6 +115,16 @@ func expertActions(env envs.Env, maxPerTurn int) []string {
 		}
 	}
 	return nil
+}
+
+// writeThink is the expert's think for the actions acts it answers:
+// grounded when asked and the environment writes one, else expertThink's
+// line.
+func writeThink(env envs.Env, envType string, acts []string, grounded bool, style int) string {
+	if w, ok := env.(envs.ThinkWriter); ok && grounded && len(acts) > 0 {
+		return w.GroundedThink(acts, style)
+	}
+	return expertThink(envType, acts)
 }
 
 // expertThink is a short reasoning line per environment type.

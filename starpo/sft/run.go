@@ -52,10 +52,16 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 		return res, err
 	}
 	defer actor.Drop()
-	if err := model.SetTrainable(actor.Params(), true); err != nil {
+	// The warm start trains what the actor will: every weight, or its top
+	// actor.train_layers layers.
+	train, err := model.TopLayers(actor.Params(), actor.Cfg.NumHiddenLayers, cfg.Actor.TrainLayers)
+	if err != nil {
+		return res, fmt.Errorf("actor.train_layers: %w", err)
+	}
+	if err := model.SetTrainable(train, true); err != nil {
 		return res, err
 	}
-	adam, err := optim.NewAdamW(actor.Params(), optim.DefaultOptions(cfg.SFT.LR))
+	adam, err := optim.NewAdamW(train, optim.DefaultOptions(cfg.SFT.LR))
 	if err != nil {
 		return res, fmt.Errorf("sft optimiser: %w", err)
 	}
@@ -69,7 +75,7 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return res, fmt.Errorf("creating %s: %w", out, err)
 	}
-	imp := Imperfection{Noise: cfg.SFT.Noise, Invalid: cfg.SFT.Invalid}
+	imp := Imperfection{Noise: cfg.SFT.Noise, Invalid: cfg.SFT.Invalid, Grounded: cfg.SFT.Think == config.ThinkGrounded}
 	demos, em, err := Demonstrations(mgr, tok, cfg.SFT.Episodes, imp, cfg.SFT.Seed)
 	if err != nil {
 		return res, err
@@ -82,7 +88,7 @@ func Run(cfg config.Config, modelDir, out string, opt model.Options, stop func()
 	}
 	var held *Decisions
 	if n := cfg.SFT.Heldout; n > 0 {
-		hd, _, err := Demonstrations(mgr, tok, n, Imperfection{}, cfg.SFT.Seed+heldoutSeedOffset)
+		hd, _, err := Demonstrations(mgr, tok, n, Imperfection{Grounded: imp.Grounded}, cfg.SFT.Seed+heldoutSeedOffset)
 		if err != nil {
 			return res, fmt.Errorf("held-out demonstrations: %w", err)
 		}
@@ -159,7 +165,8 @@ func DomainTexts(cfg config.Config, tok *tokenizer.Tokenizer, perTag int) ([]str
 	}
 	var texts []string
 	for _, noise := range []float64{0, 0.5} {
-		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, Imperfection{Noise: noise},
+		imp := Imperfection{Noise: noise, Grounded: cfg.SFT.Think == config.ThinkGrounded}
+		demos, _, err := Demonstrations(mgr, tok, perTag*len(e.Tags)/2, imp,
 			cfg.Seed+int64(noise*1e6))
 		if err != nil {
 			return nil, err
