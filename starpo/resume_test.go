@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ragen-go/ragen/internal/manifest"
+	"github.com/ragen-go/ragen/starpo/config"
 )
 
 // What a kill between checkpoints leaves beyond the checkpoint's step is
@@ -226,7 +227,7 @@ func TestEchoWatchReplay(t *testing.T) {
 		return map[string]float64{"step": float64(i + 1), "rollout/in_group_std": s.std, "actor/entropy_loss": s.ent,
 			"actor/grad_norm": s.norm}
 	}
-	live := NewEchoWatch()
+	live := NewEchoWatch(config.Default().Echo)
 	var want [][]string
 	for i := range steps {
 		m := met(i)
@@ -243,7 +244,7 @@ func TestEchoWatchReplay(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	replayed := NewEchoWatch()
+	replayed := NewEchoWatch(config.Default().Echo)
 	for _, row := range train {
 		replayed.Observe(row)
 	}

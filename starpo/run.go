@@ -180,7 +180,7 @@ func (r *Run) Execute(resume bool) error {
 // checkpoint when asked, gives every rank rank 0's weights and opens the
 // metrics file. It returns the steps already done.
 func (r *Run) begin(resume bool) (start int, err error) {
-	r.watch, r.saved = NewEchoWatch(), -1
+	r.watch, r.saved = NewEchoWatch(r.Cfg.Echo), -1
 	if r.Trainer.Dist.Main() {
 		if err := os.MkdirAll(filepath.Join(r.Dir, "checkpoints"), 0o755); err != nil {
 			return 0, fmt.Errorf("creating run folder %s: %w", r.Dir, err)

@@ -116,6 +116,13 @@ func (t *Trainer) Rollout(step int, rec *Recorder) (all, local []rollout.Traject
 		return nil, nil, err
 	}
 	rec.Add("train/", rollout.ComputeMetrics(all, rc.GroupSize))
+	if t.measuresCollapse(step) {
+		met, err := t.measureCollapse(all, uint64(step))
+		if err != nil {
+			return nil, nil, err
+		}
+		rec.Add("", met)
+	}
 	genTokens := 0
 	for _, tr := range all {
 		genTokens += tr.ResponseTokens

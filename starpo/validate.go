@@ -41,6 +41,15 @@ func (r *Run) validate(step int) error {
 	for k, v := range m {
 		met["val-env/"+k] = v
 	}
+	if r.Cfg.Collapse.Every > 0 && r.Cfg.Agent.EnableThink {
+		cm, err := r.Trainer.measureCollapse(trajs, uint64(step))
+		if err != nil {
+			return fmt.Errorf("validation at step %d: template collapse: %w", step, err)
+		}
+		for k, v := range cm {
+			met["val-env/"+k] = v
+		}
+	}
 	if err := r.write(met); err != nil {
 		return err
 	}
