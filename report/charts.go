@@ -36,6 +36,27 @@ var trainCharts = []chartSpec{
 	{ID: "value-loss", Title: "Value loss", Source: "train", Series: []seriesSpec{{"critic/vf_loss", "value loss"}}},
 }
 
+// reasoningCharts are the think diagnostics (docs/training.md, "Think
+// diagnostics"), drawn when a run recorded them (thinking on).
+var reasoningCharts = []chartSpec{
+	{ID: "think-length", Title: "Think length (tokens per turn)", Source: "train", Series: []seriesSpec{
+		{"train/think/tokens_mean", "mean"}, {"train/think/tokens_median", "median"}}},
+	{ID: "think-quality", Title: "Think: empty, repeated, agreeing, true", Source: "train", YSpan: []float64{0, 1},
+		Series: []seriesSpec{
+			{"train/think/empty_share", "empty"}, {"train/think/repeat_share", "repeats the last turn"},
+			{"train/reasoning/agreement", "think–answer agreement"}, {"train/reasoning/claim_accuracy", "claim accuracy"},
+			{"train/reasoning/claim_turns", "turns with a claim"}, {"train/reasoning/plan_legal", "legal plans"}}},
+	{ID: "template-collapse", Title: "Template collapse: prompt–think mutual information", Source: "train", Series: []seriesSpec{
+		{"collapse/mi_estimate", "MI per token (nats)"}, {"collapse/retrieval_accuracy", "prompt retrieval accuracy"},
+		{"collapse/retrieval_chance_level", "retrieval chance"}}},
+	{ID: "reasoning-reward", Title: "Reasoning reward per trajectory", Source: "train", Series: []seriesSpec{
+		{"train/reward/reasoning/consistency", "consistency"}, {"train/reward/reasoning/claims", "claims"},
+		{"train/reward/reasoning/plan", "plan"}}},
+	{ID: "val-think", Title: "Validation think", Source: "val", Series: []seriesSpec{
+		{"val-env/think/tokens_mean", "think tokens"}, {"val-env/reasoning/claim_accuracy", "claim accuracy"},
+		{"val-env/reasoning/agreement", "think–answer agreement"}, {"val-env/collapse/mi_estimate", "MI per token"}}},
+}
+
 var (
 	valSuccessKey = regexp.MustCompile(`^val-env/(.+)/success$`)
 	valPassKey    = regexp.MustCompile(`^val-env/(.+)/(pass@\w+)$`)
@@ -49,7 +70,23 @@ func chartsFor(runs []*Run) []chartSpec {
 	if pass := valSeries(runs, valPassKey, func(m []string) string { return m[1] + " " + m[2] }); len(pass) > 0 {
 		charts = append(charts, chartSpec{ID: "val-pass", Title: "Validation pass@k by tag", Source: "val", Series: pass, YSpan: []float64{0, 1}})
 	}
-	return append(charts, trainCharts...)
+	charts = append(charts, trainCharts...)
+	if recorded(runs, "train/think/tokens_mean") {
+		charts = append(charts, reasoningCharts...)
+	}
+	return charts
+}
+
+// recorded says whether any run's training lines hold key.
+func recorded(runs []*Run, key string) bool {
+	for _, r := range runs {
+		for _, row := range r.Metrics.Train {
+			if _, ok := row[key]; ok {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // valSeries is one series per validation key matching re, sorted by key.

@@ -26,6 +26,8 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	sets := fs.StringArray("set", nil, "override a key of every run's config: key=value (repeatable)")
 	parallel := fs.Int("parallel", 1, "runs at once, each a `ragen train` process with its share of the cores")
 	tokPath := fs.String("tokenizer", tokenizer.DefaultQwenPath, "the real Qwen tokenizer.json the built-in model's vocabulary is carved from")
+	modelArg := fs.String("model", "", "start the warm start from this model (a checkpoint folder, a .gguf file, or "+
+		shortNames()+") instead of creating the built-in one")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
@@ -56,7 +58,12 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	if out == "" {
 		out = filepath.Join("runs", spec.Name)
 	}
-	if _, err := os.Stat(*tokPath); err != nil {
+	startModel := ""
+	if *modelArg != "" {
+		if startModel, err = resolveModel(*modelArg); err != nil {
+			return err
+		}
+	} else if _, err := os.Stat(*tokPath); err != nil {
 		return fmt.Errorf("--tokenizer %s: not found (run `make deps`, which fetches the Qwen tokenizer, or point --tokenizer at a Qwen tokenizer.json)", *tokPath)
 	}
 	if err := study.Claim(out, spec, *sets); err != nil {
@@ -77,7 +84,9 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	if !isCheckpoint(modelDir) {
+	if startModel != "" {
+		modelDir = startModel
+	} else if !isCheckpoint(modelDir) {
 		if err := createBuiltin(warm, *tokPath, modelDir); err != nil {
 			return err
 		}

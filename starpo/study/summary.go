@@ -20,6 +20,19 @@ type Result struct {
 	Collapse int       // first training step whose in-group std or entropy EMA collapsed; 0 = never
 	Spike    int       // first training step with a gradient-norm spike; 0 = never
 	Signal   string    // the collapse signal that fired first
+	// Reasoning holds, per ReasoningMeasures key, its value at each
+	// validation step (NaN where a validation lacks it).
+	Reasoning map[string][]float64
+	Withered  int // first training step whose think length or prompt–think MI collapsed; 0 = never
+}
+
+// ReasoningMeasures are the validation's think diagnostics a study
+// compares (docs/training.md, "Think diagnostics"), with their labels.
+var ReasoningMeasures = []struct{ Key, Label string }{
+	{"think/tokens_mean", "think tokens"},
+	{"reasoning/claim_accuracy", "claim accuracy"},
+	{"reasoning/agreement", "think–answer agreement"},
+	{"collapse/mi_estimate", "prompt–think MI (nats/token)"},
 }
 
 // ReadResult reads a cell's run folder.
@@ -30,10 +43,18 @@ func ReadResult(c Cell, dir string) (Result, error) {
 	}
 	r := Result{Cell: c}
 	key := "val-env/" + c.Env + "/success"
+	r.Reasoning = map[string][]float64{}
 	for _, row := range m.Val {
 		if v, ok := row[key]; ok {
 			r.Steps = append(r.Steps, int(row["step"]))
 			r.Success = append(r.Success, v)
+			for _, rm := range ReasoningMeasures {
+				x, ok := row["val-env/"+rm.Key]
+				if !ok {
+					x = math.NaN()
+				}
+				r.Reasoning[rm.Key] = append(r.Reasoning[rm.Key], x)
+			}
 		}
 	}
 	if len(r.Steps) == 0 {
@@ -48,6 +69,9 @@ func ReadResult(c Cell, dir string) (Result, error) {
 		}
 		if row["warn/grad_norm_spike"] == 1 && r.Spike == 0 {
 			r.Spike = step
+		}
+		if (row["warn/think_length_collapse"] == 1 || row["warn/mi_collapse"] == 1) && r.Withered == 0 {
+			r.Withered = step
 		}
 	}
 	return r, nil
@@ -106,6 +130,19 @@ type Summary struct {
 	Spiked    int     `json:"spiked"`         // seeds with a gradient-norm spike
 	Spikes    []int   `json:"spike_steps"`
 	Curve     []Point `json:"curve"`
+	Withered  int     `json:"withered"`     // seeds whose think length or prompt–think MI collapsed
+	Withers   []int   `json:"wither_steps"` // the step it happened, per such seed
+	// Reasoning is, per ReasoningMeasures key the runs recorded, its value
+	// at the first and the last validation, over seeds.
+	Reasoning []Measure `json:"reasoning,omitempty"`
+}
+
+// Measure is one think diagnostic at the first and last validation.
+type Measure struct {
+	Key   string `json:"key"`
+	Label string `json:"label"`
+	Start Stat   `json:"start"`
+	End   Stat   `json:"end"`
 }
 
 // Summarise groups results by arm and environment, in the spec's order.
@@ -128,7 +165,8 @@ func Summarise(s Spec, results []Result) []Summary {
 }
 
 func summarise(a Arm, env string, rs []Result) Summary {
-	sm := Summary{Arm: a.Name, Label: a.ArmLabel(), Env: env, Seeds: len(rs), Collapse: []int{}, Spikes: []int{}}
+	sm := Summary{Arm: a.Name, Label: a.ArmLabel(), Env: env, Seeds: len(rs), Collapse: []int{}, Spikes: []int{},
+		Withers: []int{}}
 	var start, end, peak, peakStep, gain []float64
 	byStep := map[int][]float64{}
 	for _, r := range rs {
@@ -150,7 +188,12 @@ func summarise(a Arm, env string, rs []Result) Summary {
 			sm.Spiked++
 			sm.Spikes = append(sm.Spikes, r.Spike)
 		}
+		if r.Withered > 0 {
+			sm.Withered++
+			sm.Withers = append(sm.Withers, r.Withered)
+		}
 	}
+	sm.Reasoning = measures(rs)
 	sm.Start, sm.End, sm.Peak, sm.PeakStep, sm.Gain = stat(start), stat(end), stat(peak), stat(peakStep), stat(gain)
 	steps := make([]int, 0, len(byStep))
 	for st := range byStep {
@@ -161,6 +204,31 @@ func summarise(a Arm, env string, rs []Result) Summary {
 		sm.Curve = append(sm.Curve, Point{Step: st, Stat: stat(byStep[st]), N: len(byStep[st])})
 	}
 	return sm
+}
+
+// measures summarises each reasoning measure the runs recorded at their
+// first and last validation; a seed lacking it there is left out.
+func measures(rs []Result) []Measure {
+	var out []Measure
+	for _, rm := range ReasoningMeasures {
+		var start, end []float64
+		for _, r := range rs {
+			xs := r.Reasoning[rm.Key]
+			if len(xs) == 0 {
+				continue
+			}
+			if !math.IsNaN(xs[0]) {
+				start = append(start, xs[0])
+			}
+			if x := xs[len(xs)-1]; !math.IsNaN(x) {
+				end = append(end, x)
+			}
+		}
+		if len(start)+len(end) > 0 {
+			out = append(out, Measure{Key: rm.Key, Label: rm.Label, Start: stat(start), End: stat(end)})
+		}
+	}
+	return out
 }
 
 // Markdown is the comparison as a markdown table, one row per arm and
@@ -175,7 +243,39 @@ func Markdown(sums []Summary) string {
 			s.Env, s.Label, s.Seeds, s.Start.Mean, s.End, s.Peak, s.PeakStep.Mean, s.Gain.Mean, s.Gain.SE,
 			countSteps(s.Collapsed, s.Seeds, s.Collapse), countSteps(s.Spiked, s.Seeds, s.Spikes))
 	}
+	reasoningTable(&b, sums)
 	return b.String()
+}
+
+// reasoningTable adds, when any run recorded think diagnostics, their
+// values at the first and last validation (mean ± standard error over
+// seeds) and the seeds whose reasoning withered.
+func reasoningTable(b *strings.Builder, sums []Summary) {
+	recorded := false
+	for _, s := range sums {
+		recorded = recorded || len(s.Reasoning) > 0
+	}
+	if !recorded {
+		return
+	}
+	b.WriteString("\n| environment | arm |")
+	for _, rm := range ReasoningMeasures {
+		b.WriteString(" " + rm.Label + ", start → end |")
+	}
+	b.WriteString(" think or MI collapsed (step) |\n|---|---|" + strings.Repeat("---|", len(ReasoningMeasures)+1) + "\n")
+	for _, s := range sums {
+		fmt.Fprintf(b, "| %s | %s |", s.Env, s.Label)
+		for _, rm := range ReasoningMeasures {
+			cell := "–"
+			for _, m := range s.Reasoning {
+				if m.Key == rm.Key {
+					cell = fmt.Sprintf("%s → %s", m.Start, m.End)
+				}
+			}
+			b.WriteString(" " + cell + " |")
+		}
+		fmt.Fprintf(b, " %s |\n", countSteps(s.Withered, s.Seeds, s.Withers))
+	}
 }
 
 func countSteps(n, of int, steps []int) string {
