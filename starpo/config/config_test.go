@@ -108,6 +108,22 @@ func TestSetStrict(t *testing.T) {
 		{[]string{"actor.lr=-1"}, "--set actor.lr=-1: actor.lr -1 must be a finite number ≥ 0"},
 		{[]string{"critic.warmup_ratio=2"}, "--set critic.warmup_ratio=2: critic.warmup_ratio 2 must be in [0, 1]"},
 		{[]string{"sft.lr=-1"}, "--set sft.lr=-1: sft.lr -1 must be a finite number ≥ 0"},
+		// The reasoning keys.
+		{[]string{"reasoning.consistency=-0.1"},
+			"--set reasoning.consistency=-0.1: reasoning.consistency -0.1 must be a finite number ≥ 0"},
+		{[]string{"reasoning.claims=.inf"}, "--set reasoning.claims=.inf: reasoning.claims +Inf must be a finite number ≥ 0"},
+		{[]string{"reasoning.plan=-1"}, "--set reasoning.plan=-1: reasoning.plan -1 must be a finite number ≥ 0"},
+		{[]string{"echo.baseline_steps=0"}, "--set echo.baseline_steps=0: echo.baseline_steps 0 must be ≥ 1"},
+		{[]string{"echo.collapse_frac=1"}, "--set echo.collapse_frac=1: echo.collapse_frac 1 must be in (0, 1)"},
+		{[]string{"echo.spike_factor=1"}, "--set echo.spike_factor=1: echo.spike_factor 1 must be a finite number > 1"},
+		{[]string{"echo.think_collapse_frac=0"},
+			"--set echo.think_collapse_frac=0: echo.think_collapse_frac 0 must be in (0, 1)"},
+		{[]string{"echo.mi_collapse_frac=.nan"},
+			"--set echo.mi_collapse_frac=.nan: echo.mi_collapse_frac NaN must be in (0, 1)"},
+		{[]string{"collapse.every=-1"}, "--set collapse.every=-1: collapse.every -1 must be ≥ 0 (0 never measures)"},
+		{[]string{"collapse.samples=1"}, "--set collapse.samples=1: collapse.samples 1 must be in [2, 256]: " +
+			"the estimate compares samples with each other, at samples² scorings"},
+		{[]string{"sft.think=long"}, `--set sft.think=long: sft.think "long" must be grounded or short`},
 	} {
 		_, err := Load("", tc.sets)
 		if err == nil || err.Error() != tc.want {
