@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -325,4 +326,27 @@ func read(t *testing.T, path string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// The think charts appear when a run recorded think diagnostics, and only
+// then, so a run without thinking gets no empty panels.
+func TestReasoningCharts(t *testing.T) {
+	ids := func(cs []chartSpec) []string {
+		var out []string
+		for _, c := range cs {
+			out = append(out, c.ID)
+		}
+		return out
+	}
+	plain := &Run{Metrics: Metrics{Train: []Row{{"step": 1, "actor/grad_norm": 1}}}}
+	if got := ids(chartsFor([]*Run{plain})); slices.Contains(got, "think-length") {
+		t.Fatalf("a run without thinks got %v", got)
+	}
+	thinking := &Run{Metrics: Metrics{Train: []Row{{"step": 1, "train/think/tokens_mean": 12, "collapse/mi_estimate": 0.3}}}}
+	got := ids(chartsFor([]*Run{plain, thinking}))
+	for _, want := range []string{"think-length", "think-quality", "template-collapse", "reasoning-reward", "val-think"} {
+		if !slices.Contains(got, want) {
+			t.Errorf("charts %v lack %s", got, want)
+		}
+	}
 }

@@ -169,3 +169,45 @@ func TestReadResultAndSummarise(t *testing.T) {
 
 func itoa(i int) string     { return strconv.Itoa(i) }
 func ftoa(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+
+// The reasoning block: each measure at the first and last validation over
+// seeds, a seed lacking it left out, and the seeds whose think withered.
+func TestReasoningSummary(t *testing.T) {
+	dir := t.TempDir()
+	arm := Arm{Name: "r", Label: "rewards"}
+	var rs []Result
+	for i, c := range []struct {
+		body    string
+		withers int
+	}{
+		{`{"step":0,"val-env/FrozenLake/success":0.1,"val-env/think/tokens_mean":20,"val-env/collapse/mi_estimate":0.4}
+{"step":1,"train/think/tokens_mean":9}
+{"step":2,"warn/think_length_collapse":1,"warn/echo_trap":1}
+{"step":2,"val-env/FrozenLake/success":0.2,"val-env/think/tokens_mean":10,"val-env/collapse/mi_estimate":0.1}
+`, 2},
+		{`{"step":0,"val-env/FrozenLake/success":0.1,"val-env/think/tokens_mean":30}
+{"step":2,"val-env/FrozenLake/success":0.3,"val-env/think/tokens_mean":30}
+`, 0},
+	} {
+		p := filepath.Join(dir, itoa(i), "metrics.jsonl")
+		writeFile(t, p, c.body)
+		r, err := ReadResult(Cell{Arm: arm, Env: "FrozenLake", Seed: i + 1}, filepath.Dir(p))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Withered != c.withers {
+			t.Fatalf("seed %d withered at %d, want %d", i+1, r.Withered, c.withers)
+		}
+		rs = append(rs, r)
+	}
+	s := Summarise(Spec{Envs: []string{"FrozenLake"}, Arms: []Arm{arm}}, rs)[0]
+	if s.Withered != 1 || len(s.Reasoning) != 2 || s.Reasoning[0].Key != "think/tokens_mean" ||
+		s.Reasoning[0].Start.Mean != 25 || s.Reasoning[0].End.Mean != 20 || s.Reasoning[0].End.SE != 10 ||
+		s.Reasoning[1].Key != "collapse/mi_estimate" || s.Reasoning[1].End.Mean != 0.1 {
+		t.Fatalf("summary %+v", s)
+	}
+	md := Markdown([]Summary{s})
+	if !strings.Contains(md, "| FrozenLake | rewards | 25.000 ± 5.000 → 20.000 ± 10.000 | – | – | 0.400 ± 0.000 → 0.100 ± 0.000 | 1/2 (2) |") {
+		t.Fatalf("markdown:\n%s", md)
+	}
+}
