@@ -18,6 +18,9 @@ import (
 // for bf16 checkpoints: activations in dt, RMSNorm statistics, softmax and
 // logits in fp32.
 //
+// A LoRA model's copy carries dt casts of its adapters the same way (the
+// frozen base is cast too, and gets no gradient).
+//
 // A copy goes stale when the masters change: make one per forward pass
 // (casting the weights costs one read of them, small beside a training
 // forward and backward) and Drop it after the backward.
@@ -33,6 +36,10 @@ func AutocastCausalLM(m *CausalLM, dt gotch.DType) (*CausalLM, error) {
 		return nil, err
 	}
 	c.followPath(m.Backbone)
+	if err := c.castAdapters(m.Backbone, dt); err != nil {
+		c.Drop()
+		return nil, err
+	}
 	return c, nil
 }
 
@@ -55,6 +62,10 @@ func AutocastValueModel(m *ValueModel, dt gotch.DType) (*ValueModel, error) {
 		return nil, err
 	}
 	c.followPath(m.Backbone)
+	if err := c.castAdapters(m.Backbone, dt); err != nil {
+		c.Drop()
+		return nil, err
+	}
 	return c, nil
 }
 

@@ -21,23 +21,33 @@ import (
 )
 
 // Linear is y = x·Wᵀ + b, with W [out, in] and an optional bias [out]
-// (Qwen2's q/k/v projections have one, o_proj and the MLP do not).
+// (Qwen2's q/k/v projections have one, o_proj and the MLP do not), plus
+// (α/r)·(x·Aᵀ)·Bᵀ when it carries a LoRA adapter (lora.go).
 type Linear struct {
 	Weight *ts.Tensor // [out, in]
 	Bias   *ts.Tensor // [out] or nil
+	LoRA   *LoRA      // or nil
 }
 
 // Forward maps x [..., in] to [..., out]. A single fp32 row on the CPU
 // (batch-1 decoding) takes the matrix-vector kernel (gemv, kernels.go).
+// Every path adds the adapter's term, so generation, scoring and training
+// all see the same adapted policy.
 func (l *Linear) Forward(x *ts.Tensor) *ts.Tensor {
+	var y *ts.Tensor
 	if isCPURow(x) {
-		return l.gemv(x)
+		y = l.gemv(x)
+	} else {
+		b := l.Bias
+		if b == nil {
+			b = ts.None
+		}
+		y = must(ts.Linear(x, l.Weight, b))
 	}
-	b := l.Bias
-	if b == nil {
-		b = ts.None
+	if l.LoRA != nil {
+		return l.LoRA.add(x, y)
 	}
-	return must(ts.Linear(x, l.Weight, b))
+	return y
 }
 
 // RMSNorm is HuggingFace's Qwen2RMSNorm: in fp32, x·rsqrt(mean(x²)+eps),
@@ -154,6 +164,8 @@ type Backbone struct {
 	Rotary *Rotary
 	DType  gotch.DType
 	Device gotch.Device
+	LoRA   LoRAOptions // the adapters' settings (AddLoRA); rank 0: none
+	shared bool        // the weights belong to another model (shareBase): Drop frees only the adapters
 }
 
 // Inputs is one forward pass's input: T new tokens per sequence.
@@ -225,6 +237,9 @@ func (m *ValueModel) Values(in Inputs) (v *ts.Tensor, err error) {
 	var s scope
 	defer s.Drop()
 	h := s.Keep(m.Forward(in, nil))
+	if dt := m.Score.Weight.DType(); h.DType() != dt { // a LoRA critic's fp32 head on a bf16 base
+		h = s.Op(h.Totype(dt, false))
+	}
 	out := s.Keep(m.Score.Forward(h)) // [B, T, 1]
 	if out.DType() != floatDType {
 		out = s.Op(out.Totype(floatDType, false))

@@ -44,8 +44,13 @@ func (m *Backbone) Params() []Param {
 	return append(ps, Param{"model.norm.weight", m.Norm.Weight})
 }
 
-// Drop frees the backbone's tensors.
+// Drop frees the backbone's tensors: its adapters, and its weights unless
+// they are another model's (shareBase).
 func (m *Backbone) Drop() {
+	m.dropAdapters()
+	if m.shared {
+		return
+	}
 	for _, p := range m.Params() {
 		dropAll(p.T)
 	}
@@ -64,7 +69,7 @@ func (m *CausalLM) Params() []Param {
 
 // Drop frees the model's tensors.
 func (m *CausalLM) Drop() {
-	if !m.Cfg.TieWordEmbeddings {
+	if !m.Cfg.TieWordEmbeddings && !m.shared {
 		dropAll(m.LMHead)
 	}
 	m.Backbone.Drop()
