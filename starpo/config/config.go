@@ -42,6 +42,7 @@ type Config struct {
 	SFT               SFT       `yaml:"sft"`                // the supervised warm start (ragen sft)
 	Actor             Optim     `yaml:"actor"`              // actor optimiser
 	Critic            Optim     `yaml:"critic"`             // critic optimiser
+	LoRA              LoRA      `yaml:"lora"`               // low-rank adapters (lora.go); rank 0 = full fine-tuning
 }
 
 // Envs is an environment group layout: n_groups[i] groups of tags[i].
@@ -219,6 +220,7 @@ func Default() Config {
 		SFT:      SFT{Episodes: 1024, Epochs: 1, Batch: 16, MicroBatch: 4, LR: 1e-5, Noise: 0, Seed: 1_000_000, Think: ThinkGrounded},
 		Actor:    Optim{LR: 1e-6, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
 		Critic:   Optim{LR: 1e-5, WeightDecay: 0.01, GradClip: 1, WarmupSteps: -1},
+		LoRA:     DefaultLoRA(),
 	}
 }
 

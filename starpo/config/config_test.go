@@ -124,6 +124,17 @@ func TestSetStrict(t *testing.T) {
 		{[]string{"collapse.samples=1"}, "--set collapse.samples=1: collapse.samples 1 must be in [2, 256]: " +
 			"the estimate compares samples with each other, at samples² scorings"},
 		{[]string{"sft.think=long"}, `--set sft.think=long: sft.think "long" must be grounded or short`},
+		// The lora keys.
+		{[]string{"lora.rank=-1"}, "--set lora.rank=-1: lora.rank -1 must be ≥ 0 (0 trains every weight)"},
+		{[]string{"lora.alpha=0"}, "--set lora.alpha=0: lora.alpha 0 must be a finite number > 0"},
+		{[]string{"lora.alpha=.inf"}, "--set lora.alpha=.inf: lora.alpha +Inf must be a finite number > 0"},
+		{[]string{"lora.targets=[]"}, "--set lora.targets=[]: lora.targets is empty; name projections from [q_proj k_proj v_proj o_proj gate_proj up_proj down_proj]"},
+		{[]string{"lora.targets=[q_proj, lm_head]"}, `--set lora.targets=[q_proj, lm_head]: lora.targets[1] "lm_head" ` +
+			"is not one of [q_proj k_proj v_proj o_proj gate_proj up_proj down_proj]"},
+		{[]string{"lora.targets=[v_proj, v_proj]"}, "--set lora.targets=[v_proj, v_proj]: lora.targets[1] v_proj is listed twice"},
+		{[]string{"lora.targets=q_proj"}, "--set lora.targets=q_proj: lora.targets is a list of strings"},
+		{[]string{"lora.rank=8", "critic.train_layers=2"}, "--set critic.train_layers=2: lora.rank 8 trains adapters " +
+			"on every layer; critic.train_layers 2 must be 0 with it"},
 	} {
 		_, err := Load("", tc.sets)
 		if err == nil || err.Error() != tc.want {

@@ -78,6 +78,9 @@ func (c Config) Validate() error {
 	case c.Critic.TrainLayers < 0:
 		return fmt.Errorf("critic.train_layers %d must be ≥ 0 (0 trains every weight)", c.Critic.TrainLayers)
 	}
+	if err := c.LoRA.check(c); err != nil {
+		return err
+	}
 	// Learning rates, warm-up ratios and the other numbers: checkRanges.
 	return c.checkRanges()
 }
