@@ -24,16 +24,27 @@ const frozenLakeMaxMaps = 100000
 type FrozenLakeConfig struct {
 	Size     int     // the map is Size×Size
 	P        float64 // probability that a cell is frozen (the rest are holes)
-	Slippery bool    // moves go the intended way or either perpendicular way, 1/3 each
+	Slippery bool    // moves may slip to either perpendicular direction
+	// SuccessRate is gymnasium's success_rate: on slippery ice a move goes
+	// the intended way with this probability and each perpendicular way with
+	// half the rest. Classic FrozenLake, which RAGEN's paper ran, is 1/3.
+	SuccessRate float64
+	Observation string // observation_format: ObsGrid (default), ObsCoord or ObsGridCoord
 	// PolicyHorizon is the number of steps, counted from Reset, that
 	// PolicyAction maximises the success probability over; 0 plans without
 	// a limit. The FrozenLake tag sets its action budget, 10.
 	PolicyHorizon int
 }
 
-// DefaultFrozenLakeConfig returns RAGEN's defaults: 4×4, p = 0.8, slippery.
+// classicSuccessRate is the slippery ice of gymnasium before success_rate
+// existed: the intended way and each perpendicular way, 1/3 each.
+const classicSuccessRate = 1.0 / 3
+
+// DefaultFrozenLakeConfig returns the defaults of RAGEN's paper runs: 4×4,
+// p = 0.8, slippery with 1/3 success. (RAGEN's current dataclass has p 0.9
+// and success_rate 0.8: CoordFrozenLake uses those.)
 func DefaultFrozenLakeConfig() FrozenLakeConfig {
-	return FrozenLakeConfig{Size: 4, P: 0.8, Slippery: true}
+	return FrozenLakeConfig{Size: 4, P: 0.8, Slippery: true, SuccessRate: classicSuccessRate, Observation: ObsGrid}
 }
 
 // Validate reports the first field that cannot make a map.
@@ -43,10 +54,12 @@ func (c FrozenLakeConfig) Validate() error {
 		return fmt.Errorf("frozen_lake: Size %d must be in [2, 64]", c.Size)
 	case !(c.P > 0 && c.P <= 1):
 		return fmt.Errorf("frozen_lake: P %v must be in (0, 1]", c.P)
+	case !(c.SuccessRate > 0 && c.SuccessRate <= 1):
+		return fmt.Errorf("frozen_lake: SuccessRate %v must be in (0, 1]", c.SuccessRate)
 	case c.PolicyHorizon < 0:
 		return fmt.Errorf("frozen_lake: PolicyHorizon %d must not be negative", c.PolicyHorizon)
 	}
-	return nil
+	return checkObservation("frozen_lake", c.Observation)
 }
 
 // FrozenLake is RAGEN's FrozenLake: gymnasium's dynamics on a random map
@@ -140,13 +153,35 @@ func lakeMove(s, a, n int) int {
 	return r*n + c
 }
 
-// slip returns the direction actually taken for intended direction a:
-// a itself or one of its two perpendiculars, each with probability 1/3.
+// slip returns the direction actually taken for intended direction a: a
+// itself with probability SuccessRate, otherwise one of its two
+// perpendiculars, equally likely. The classic 1/3 draws as it always has,
+// so that its seeds replay the episodes of earlier runs.
 func (f *FrozenLake) slip(a int) int {
-	if !f.cfg.Slippery {
+	sr := f.cfg.SuccessRate
+	switch {
+	case !f.cfg.Slippery || sr == 1:
 		return a
+	case sr == classicSuccessRate:
+		return (a + 3 + f.rng.IntN(3)) % 4 // (a-1)%4, a, (a+1)%4
 	}
-	return (a + 3 + f.rng.IntN(3)) % 4 // (a-1)%4, a, (a+1)%4
+	u := f.rng.Float64()
+	switch {
+	case u < sr:
+		return a
+	case u < sr+(1-sr)/2:
+		return (a + 3) % 4
+	}
+	return (a + 1) % 4
+}
+
+// successRate is the probability that a move goes the intended way: 1 on
+// ice that does not slip.
+func (f *FrozenLake) successRate() float64 {
+	if !f.cfg.Slippery {
+		return 1
+	}
+	return f.cfg.SuccessRate
 }
 
 // Step moves the player. Reaching the goal pays 1 and ends the episode;
@@ -178,12 +213,43 @@ func (f *FrozenLake) terminal() bool {
 	return f.ready && (f.desc[f.pos] == 'H' || f.desc[f.pos] == 'G')
 }
 
-// Render draws the map: P for the player (X in a hole, √ on the goal), _
-// for ice (the start too), O for holes, G for the goal.
+// Render draws the state in the configured observation format: the map
+// and/or its coordinates.
 func (f *FrozenLake) Render() string {
 	if !f.ready {
 		return ""
 	}
+	return observe(f.cfg.Observation, f.renderCoords, f.renderGrid)
+}
+
+// renderCoords lists the cells as RAGEN's collect_entity_coordinates does:
+// start, goal, the player (on the goal or in a hole when it is), holes.
+func (f *FrozenLake) renderCoords() string {
+	var start, goal, holes []int
+	for i, c := range f.desc {
+		switch c {
+		case 'S':
+			start = append(start, i)
+		case 'G':
+			goal = append(goal, i)
+		case 'H':
+			holes = append(holes, i)
+		}
+	}
+	player := coordList{"Player", []int{f.pos}}
+	switch f.desc[f.pos] {
+	case 'G':
+		player.label = "Player on goal"
+	case 'H':
+		player.label = "Player in hole"
+	}
+	n := f.cfg.Size
+	return renderCoords(n, n, []coordList{{"Start", start}, {"Goal", goal}, player, {"Holes", holes}})
+}
+
+// renderGrid draws the map: P for the player (X in a hole, √ on the goal),
+// _ for ice (the start too), O for holes, G for the goal.
+func (f *FrozenLake) renderGrid() string {
 	n := f.cfg.Size
 	var b strings.Builder
 	b.Grow(len(f.desc) + n + 2)
@@ -227,7 +293,7 @@ func (f *FrozenLake) PolicyAction() (string, float64) {
 		return "", 0
 	}
 	if f.plan == nil {
-		f.plan = planLake(f.desc, f.cfg.Size, f.cfg.Slippery, f.cfg.PolicyHorizon)
+		f.plan = planLake(f.desc, f.cfg.Size, f.successRate(), f.cfg.PolicyHorizon)
 	}
 	a, p := f.plan.best(f.pos, f.cfg.PolicyHorizon-f.steps)
 	return frozenLakeActions[a], p

@@ -20,15 +20,25 @@ type lakePlan struct {
 	action  [][]int8
 }
 
-// planLake runs value iteration on a map (desc as in FrozenLake, n×n).
-func planLake(desc []byte, n int, slippery bool, horizon int) *lakePlan {
+// planLake runs value iteration on a map (desc as in FrozenLake, n×n)
+// whose moves go the intended way with probability successRate and each
+// perpendicular way with half the rest.
+func planLake(desc []byte, n int, successRate float64, horizon int) *lakePlan {
 	cells := n * n
-	// outcomes[s][a] lists the cells a move from s in direction a can end on,
-	// each equally likely.
+	// outcomes[s][a] lists the cells a move from s in direction a can end on:
+	// the intended one alone, or the counter-clockwise perpendicular, the
+	// intended and the clockwise perpendicular, weighted by probs. The
+	// classic 1/3 keeps nil probs and averages, as it always has, so that
+	// its plans and their ties stay exactly as before.
+	var probs []float64
+	if successRate != 1 && successRate != classicSuccessRate {
+		fail := (1 - successRate) / 2
+		probs = []float64{fail, successRate, fail}
+	}
 	outcomes := make([][4][]int, cells)
 	for s := range cells {
 		for a := range 4 {
-			if !slippery {
+			if successRate == 1 {
 				outcomes[s][a] = []int{lakeMove(s, a, n)}
 				continue
 			}
@@ -45,14 +55,19 @@ func planLake(desc []byte, n int, slippery bool, horizon int) *lakePlan {
 			for a := range 4 {
 				q := 0.0
 				outs := outcomes[s][a]
-				for _, t := range outs {
+				for i, t := range outs {
+					v := prev[t]
 					if desc[t] == 'G' {
-						q++
-					} else {
-						q += prev[t]
+						v = 1
 					}
+					if probs != nil {
+						v *= probs[i]
+					}
+					q += v
 				}
-				q /= float64(len(outs))
+				if probs == nil {
+					q /= float64(len(outs))
+				}
 				if q > best+lakeTieTolerance {
 					best, bestA = q, a
 				}

@@ -10,7 +10,7 @@ import (
 // loadLake returns a FrozenLake on a hand-drawn map (S, F, H, G rows).
 func loadLake(t *testing.T, slippery bool, horizon int, rows ...string) *FrozenLake {
 	t.Helper()
-	f, err := NewFrozenLake(FrozenLakeConfig{Size: len(rows), P: 0.8, Slippery: slippery, PolicyHorizon: horizon})
+	f, err := NewFrozenLake(FrozenLakeConfig{Size: len(rows), P: 0.8, Slippery: slippery, SuccessRate: classicSuccessRate, PolicyHorizon: horizon})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,8 @@ import (
 )
 
 func TestTags(t *testing.T) {
-	want := []string{"Bandit", "BanditTest", "Countdown", "FrozenLake", "LargerSokoban", "SimpleSokoban", "SokobanDifferentGridVocab"}
+	want := []string{"Bandit", "BanditTest", "CoordFrozenLake", "CoordSokoban", "Countdown", "FrozenLake", "LargerSokoban", "SimpleSokoban",
+		"SokobanDifferentGridVocab"}
 	for _, tag := range want {
 		if !slices.Contains(Tags(), tag) {
 			t.Errorf("Tags() = %v lacks %s", Tags(), tag)

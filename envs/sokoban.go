@@ -47,6 +47,7 @@ type SokobanConfig struct {
 	SearchDepth int       // TTL of the reverse-play search that makes a level
 	GridLookup  [7]string // the symbol shown for each cell code 0..6
 	GridVocab   []Symbol  // the legend that matches GridLookup
+	Observation string    // observation_format: ObsGrid (default), ObsCoord or ObsGridCoord
 }
 
 // Sokoban's default symbols (RAGEN's grid_lookup and grid_vocab).
@@ -63,7 +64,7 @@ var (
 func DefaultSokobanConfig() SokobanConfig {
 	return SokobanConfig{
 		DimX: 6, DimY: 6, NumBoxes: 3, MaxSteps: 100, SearchDepth: 300,
-		GridLookup: sokobanGridLookup, GridVocab: sokobanGridVocab,
+		GridLookup: sokobanGridLookup, GridVocab: sokobanGridVocab, Observation: ObsGrid,
 	}
 }
 
@@ -86,7 +87,7 @@ func (c SokobanConfig) Validate() error {
 			return fmt.Errorf("sokoban: GridLookup[%d] is empty", code)
 		}
 	}
-	return nil
+	return checkObservation("sokoban", c.Observation)
 }
 
 // Sokoban is RAGEN's Sokoban: gym-sokoban's push dynamics and rewards on a
@@ -225,11 +226,17 @@ func (s *Sokoban) push(d int) {
 // isFree reports an empty floor cell or an uncovered target.
 func isFree(c byte) bool { return c == cellFloor || c == cellTarget }
 
-// Render draws the grid, one row per line, with the configured symbols.
+// Render draws the state in the configured observation format: the grid,
+// one row per line with the configured symbols, and/or its coordinates.
 func (s *Sokoban) Render() string {
 	if !s.ready {
 		return ""
 	}
+	return observe(s.cfg.Observation, s.renderCoords, s.renderGrid)
+}
+
+// renderGrid draws the grid, one row per line, with the configured symbols.
+func (s *Sokoban) renderGrid() string {
 	var b strings.Builder
 	b.Grow(len(s.state)*3 + s.rows)
 	for i, c := range s.state {
@@ -242,6 +249,33 @@ func (s *Sokoban) Render() string {
 		b.WriteString(s.cfg.GridLookup[c])
 	}
 	return b.String()
+}
+
+// renderCoords lists the cells of each kind as RAGEN's
+// collect_entity_coordinates does: every target (covered or not), the
+// boxes off and on targets, and the player off or on a target. Walls are
+// left out, as RAGEN leaves them ("too heavy").
+func (s *Sokoban) renderCoords() string {
+	var targets, boxes, boxesOn, player, playerOn []int
+	for i, c := range s.state {
+		if s.fixed[i] == cellTarget {
+			targets = append(targets, i)
+		}
+		switch {
+		case c == cellBox:
+			boxes = append(boxes, i)
+		case c == cellBoxOnTarget:
+			boxesOn = append(boxesOn, i)
+		case c == cellPlayer && s.fixed[i] == cellTarget:
+			playerOn = append(playerOn, i)
+		case c == cellPlayer:
+			player = append(player, i)
+		}
+	}
+	return renderCoords(s.rows, s.cols, []coordList{
+		{"Targets", targets}, {"Boxes", boxes}, {"Boxes on target", boxesOn},
+		{"Player", player}, {"Player on target", playerOn},
+	})
 }
 
 // Actions returns Up, Down, Left, Right. The slice is shared: do not modify it.

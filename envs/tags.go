@@ -47,6 +47,14 @@ func init() {
 	alt := sokoban(6, 1, 30)
 	alt.GridLookup, alt.GridVocab = altSokobanGridLookup, altSokobanGridVocab
 	mustRegister("SokobanDifferentGridVocab", sokobanSpec(alt), newSokobanEnv)
+	// RAGEN's coordinate tags. Its prompt builder reads observation_format
+	// from the entry's top level, where it never is, so their prompts list
+	// the grid legend too (Prefix).
+	coord := sokoban(6, 1, 300)
+	coord.Observation = ObsGridCoord
+	coordSokoban := sokobanSpec(coord)
+	coordSokoban.Instruction, coordSokoban.MaxTokens = coordSokobanInstruction, 120
+	mustRegister("CoordSokoban", coordSokoban, newSokobanEnv)
 
 	mustRegister("FrozenLake", Spec{
 		EnvType: "frozen_lake", MaxActionsPerTraj: 10, MaxTokens: 100,
@@ -55,6 +63,16 @@ func init() {
 		Config: func() FrozenLakeConfig {
 			c := DefaultFrozenLakeConfig()
 			c.PolicyHorizon = 10 // plan for the episode's action budget
+			return c
+		}(),
+	}, newFrozenLakeEnv)
+	mustRegister("CoordFrozenLake", Spec{
+		EnvType: "frozen_lake", MaxActionsPerTraj: 10, MaxTokens: 120,
+		Instruction:   coordFrozenLakeInstruction,
+		PromptSymbols: frozenLakeGridVocab, PromptActions: frozenLakeActions,
+		Config: func() FrozenLakeConfig {
+			c := DefaultFrozenLakeConfig() // with RAGEN's current p and success_rate
+			c.P, c.SuccessRate, c.Observation, c.PolicyHorizon = 0.9, 0.8, ObsGridCoord, 10
 			return c
 		}(),
 	}, newFrozenLakeEnv)
