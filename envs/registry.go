@@ -42,7 +42,8 @@ type entry struct {
 
 var (
 	registryMu sync.RWMutex
-	registry   = map[string]entry{}
+	registry   = map[string]entry{} // the tags Register added
+	configured = map[string]entry{} // the configuration's tags (Configure), looked up first
 )
 
 // Register adds a tag. It checks the spec and builds one environment with the
@@ -51,18 +52,9 @@ func Register(tag string, spec Spec, factory Factory) error {
 	if tag == "" || strings.ContainsAny(tag, " \t\n") {
 		return fmt.Errorf("environment tag %q must be non-empty and without spaces", tag)
 	}
-	if factory == nil {
-		return fmt.Errorf("environment tag %q: factory is nil", tag)
-	}
-	if spec.MaxActionsPerTraj < 1 {
-		return fmt.Errorf("environment tag %q: MaxActionsPerTraj %d must be at least 1", tag, spec.MaxActionsPerTraj)
-	}
-	if spec.MaxTokens < 1 {
-		return fmt.Errorf("environment tag %q: MaxTokens %d must be at least 1", tag, spec.MaxTokens)
-	}
-	spec.Tag = tag
-	if _, err := factory(spec); err != nil {
-		return fmt.Errorf("environment tag %q: %w", tag, err)
+	spec, err := checkSpec(tag, spec, factory)
+	if err != nil {
+		return err
 	}
 	registryMu.Lock()
 	defer registryMu.Unlock()
@@ -71,6 +63,25 @@ func Register(tag string, spec Spec, factory Factory) error {
 	}
 	registry[tag] = entry{spec: spec, factory: factory}
 	return nil
+}
+
+// checkSpec checks spec's limits and builds one environment with factory;
+// it returns spec with its Tag set.
+func checkSpec(tag string, spec Spec, factory Factory) (Spec, error) {
+	if factory == nil {
+		return spec, fmt.Errorf("environment tag %q: factory is nil", tag)
+	}
+	if spec.MaxActionsPerTraj < 1 {
+		return spec, fmt.Errorf("environment tag %q: MaxActionsPerTraj %d must be at least 1", tag, spec.MaxActionsPerTraj)
+	}
+	if spec.MaxTokens < 1 {
+		return spec, fmt.Errorf("environment tag %q: MaxTokens %d must be at least 1", tag, spec.MaxTokens)
+	}
+	spec.Tag = tag
+	if _, err := factory(spec); err != nil {
+		return spec, fmt.Errorf("environment tag %q: %w", tag, err)
+	}
+	return spec, nil
 }
 
 // ErrUnknownTag is wrapped by New and Lookup when a tag is not registered.
@@ -98,21 +109,31 @@ func Lookup(tag string) (Spec, error) {
 	return e.spec, err
 }
 
-// Tags lists the registered tags in sorted order.
+// Tags lists the registered tags, the configuration's included, in sorted
+// order.
 func Tags() []string {
 	registryMu.RLock()
 	defer registryMu.RUnlock()
-	tags := make([]string, 0, len(registry))
+	tags := make([]string, 0, len(registry)+len(configured))
 	for t := range registry {
 		tags = append(tags, t)
+	}
+	for t := range configured {
+		if _, ok := registry[t]; !ok {
+			tags = append(tags, t)
+		}
 	}
 	sort.Strings(tags)
 	return tags
 }
 
+// lookup finds tag as the configuration defines it, or as registered.
 func lookup(tag string) (entry, error) {
 	registryMu.RLock()
-	e, ok := registry[tag]
+	e, ok := configured[tag]
+	if !ok {
+		e, ok = registry[tag]
+	}
 	registryMu.RUnlock()
 	if !ok {
 		return entry{}, fmt.Errorf("%w %q (known: %s)", ErrUnknownTag, tag, strings.Join(Tags(), ", "))
