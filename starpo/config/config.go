@@ -43,6 +43,9 @@ type Config struct {
 	Actor             Optim     `yaml:"actor"`              // actor optimiser
 	Critic            Optim     `yaml:"critic"`             // critic optimiser
 	LoRA              LoRA      `yaml:"lora"`               // low-rank adapters (lora.go); rank 0 = full fine-tuning
+
+	// RAGEN-2's rollout filter (filter.go); strategy "" is StarPO-S's, from algorithm.filter_ratio.
+	RolloutFilter RolloutFilter `yaml:"rollout_filter"`
 }
 
 // Envs is an environment group layout: n_groups[i] groups of tags[i].
@@ -183,6 +186,10 @@ type Algorithm struct {
 	KLCoef        float64              `yaml:"kl_coef"`          // its (fixed) coefficient
 	KLPenalty     loss.KLType          `yaml:"kl_penalty"`       // its estimator
 	Autocast      string               `yaml:"autocast"`         // "" (off) or bf16: bf16 updates (CUDA only)
+
+	// Bi-level GAE (advantage.BiLevelGAE): across turns, then within each turn; gae only.
+	BiLevelGAE     bool    `yaml:"bi_level_gae"`     // on or off
+	HighLevelGamma float64 `yaml:"high_level_gamma"` // the turn level's discount
 }
 
 // Optim holds one AdamW.
@@ -209,8 +216,9 @@ func Default() Config {
 			FilterRatio: 0.25, FilterType: advantage.FilterStd, ClipLow: 0.2, ClipHigh: 0.28, ClipC: 3, ValueClip: 0.5,
 			EntropyCoef: 0.001, LossAggMode: loss.TokenMean,
 			PPOMiniBatch: 32, PPOEpochs: 1, MicroBatch: 1, LMHeadChunk: 1024,
-			KLLossCoef: 0, KLLossType: loss.KLK1, KLCoef: 0, KLPenalty: loss.KLK1,
+			KLLossCoef: 0, KLLossType: loss.KLK1, KLCoef: 0, KLPenalty: loss.KLK1, HighLevelGamma: 0.95,
 		},
+		RolloutFilter: defaultRolloutFilter(),
 		Builtin: Builtin{
 			Hidden: 128, Layers: 4, Heads: 4, KVHeads: 2, Intermediate: 384,
 			Seed: 7, VocabEpisodes: 512, RopeTheta: 1e6,

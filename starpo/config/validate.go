@@ -81,6 +81,12 @@ func (c Config) Validate() error {
 	if err := c.LoRA.check(c); err != nil {
 		return err
 	}
+	if err := c.checkRolloutFilter(); err != nil {
+		return err
+	}
+	if err := c.checkBiLevelGAE(); err != nil {
+		return err
+	}
 	// Learning rates, warm-up ratios and the other numbers: checkRanges.
 	return c.checkRanges()
 }
