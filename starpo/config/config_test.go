@@ -124,6 +124,40 @@ func TestSetStrict(t *testing.T) {
 		{[]string{"collapse.samples=1"}, "--set collapse.samples=1: collapse.samples 1 must be in [2, 256]: " +
 			"the estimate compares samples with each other, at samples² scorings"},
 		{[]string{"sft.think=long"}, `--set sft.think=long: sft.think "long" must be grounded or short`},
+		// RAGEN-2's rollout filter and bi-level GAE.
+		{[]string{"rollout_filter.strategy=top_q"}, `--set rollout_filter.strategy=top_q: rollout_filter.strategy ` +
+			`"top_q" is not one of "" (StarPO-S: algorithm.filter_ratio), top_p, top_k, top_k_abs, min_p`},
+		{[]string{"rollout_filter.type=biggest"},
+			`--set rollout_filter.type=biggest: rollout_filter.type "biggest" is not largest or smallest`},
+		{[]string{"rollout_filter.top_p_prob_mode=cubic"},
+			`--set rollout_filter.top_p_prob_mode=cubic: rollout_filter.top_p_prob_mode "cubic" is not linear or softmax`},
+		{[]string{"rollout_filter.metric=loss"}, `--set rollout_filter.metric=loss: rollout_filter.metric "loss" ` +
+			`is not one of reward_variance, reward, reward_sum, entropy, entropy_variance, length`},
+		{[]string{"rollout_filter.loss_scaling=log"},
+			`--set rollout_filter.loss_scaling=log: rollout_filter.loss_scaling "log" is not one of none, linear, sqrt`},
+		{[]string{"rollout_filter.selection_eps=-1"},
+			"--set rollout_filter.selection_eps=-1: rollout_filter.selection_eps -1 must be a finite number ≥ 0"},
+		{[]string{"rollout_filter.empty_stop_steps=-1"}, "--set rollout_filter.empty_stop_steps=-1: " +
+			"rollout_filter.empty_stop_steps -1 must be ≥ 0 (0: never stop on steps that kept nothing)"},
+		{[]string{"rollout_filter.metric=entropy"}, "--set rollout_filter.metric=entropy: rollout_filter.metric " +
+			"entropy needs a rollout_filter.strategy: without one, StarPO-S's algorithm.filter_ratio and " +
+			"filter_type choose the groups by reward std"},
+		{[]string{"rollout_filter.include_zero=false"}, "--set rollout_filter.include_zero=false: " +
+			"rollout_filter.include_zero false needs a rollout_filter.strategy: without one, StarPO-S's " +
+			"algorithm.filter_ratio and filter_type choose the groups by reward std"},
+		{[]string{"rollout_filter.strategy=top_p", "rollout_filter.value=0"},
+			"--set rollout_filter.value=0: rollout_filter.value 0 must be in (0, 1] for strategy top_p"},
+		{[]string{"rollout_filter.strategy=min_p", "rollout_filter.value=1.5"},
+			"--set rollout_filter.value=1.5: rollout_filter.value 1.5 must be in (0, 1] for strategy min_p"},
+		{[]string{"rollout_filter.strategy=top_k_abs", "rollout_filter.value=2.5"}, "--set rollout_filter.value=2.5: " +
+			"rollout_filter.value 2.5 must be a whole number of groups ≥ 1 for strategy top_k_abs"},
+		{[]string{"algorithm.high_level_gamma=1.5"},
+			"--set algorithm.high_level_gamma=1.5: algorithm.high_level_gamma 1.5 must be in [0, 1]"},
+		{[]string{"algorithm.adv_estimator=grpo", "algorithm.bi_level_gae=true"}, "--set algorithm.bi_level_gae=true: " +
+			"algorithm.bi_level_gae needs algorithm.adv_estimator gae (the turn level bootstraps from the critic), not grpo"},
+		{[]string{"algorithm.bi_level_gae=true", "algorithm.use_turn_scores=true"},
+			"--set algorithm.use_turn_scores=true: algorithm.bi_level_gae does not go with algorithm.use_turn_scores " +
+				"(RAGEN refuses the pair: its bi-level GAE does not support turn scores yet)"},
 		// The lora keys.
 		{[]string{"lora.rank=-1"}, "--set lora.rank=-1: lora.rank -1 must be ≥ 0 (0 trains every weight)"},
 		{[]string{"lora.alpha=0"}, "--set lora.alpha=0: lora.alpha 0 must be a finite number > 0"},
