@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"math"
 	"strings"
 )
 
@@ -31,13 +32,17 @@ func (c BanditConfig) Validate() error {
 	case c.LoArmName == "" || c.HiArmName == "" ||
 		strings.TrimSpace(c.LoArmName) != c.LoArmName || strings.TrimSpace(c.HiArmName) != c.HiArmName:
 		// Parsed actions are stripped, so padded names could never be chosen.
-		return fmt.Errorf("bandit: arm names %q and %q must be non-empty without surrounding spaces", c.LoArmName, c.HiArmName)
+		return fmt.Errorf("bandit: LoArmName %q and HiArmName %q must be non-empty without surrounding spaces",
+			c.LoArmName, c.HiArmName)
 	case strings.ToLower(c.LoArmName) == strings.ToLower(c.HiArmName):
-		return fmt.Errorf("bandit: arm names %q and %q must differ ignoring case", c.LoArmName, c.HiArmName)
+		return fmt.Errorf("bandit: LoArmName %q and HiArmName %q must differ ignoring case", c.LoArmName, c.HiArmName)
 	case strings.Contains(c.LoArmName, ActionSep) || strings.Contains(c.HiArmName, ActionSep):
-		return fmt.Errorf("bandit: arm names %q and %q must not contain %q", c.LoArmName, c.HiArmName, ActionSep)
+		return fmt.Errorf("bandit: LoArmName %q and HiArmName %q must not contain %q", c.LoArmName, c.HiArmName, ActionSep)
 	case !(c.HiArmHiScoreProb >= 0 && c.HiArmHiScoreProb <= 1):
 		return fmt.Errorf("bandit: HiArmHiScoreProb %v must be in [0, 1]", c.HiArmHiScoreProb)
+	case !finite(c.LoArmScore) || !finite(c.HiArmLoScore) || !finite(c.HiArmHiScore):
+		return fmt.Errorf("bandit: LoArmScore %v, HiArmLoScore %v and HiArmHiScore %v must be finite",
+			c.LoArmScore, c.HiArmLoScore, c.HiArmHiScore)
 	}
 	return nil
 }
@@ -126,3 +131,7 @@ func (b *Bandit) Solve() ([]string, bool) {
 	}
 	return []string{c.HiArmName}, b.ready
 }
+
+// finite says whether x is a number, neither NaN nor infinite: a reward
+// that is not would poison every advantage of its batch.
+func finite(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }

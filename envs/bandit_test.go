@@ -112,6 +112,8 @@ func TestBanditConfigErrors(t *testing.T) {
 		{LoArmName: "Same", HiArmName: "same"},
 		{LoArmName: "a||b", HiArmName: "c"},
 		{LoArmName: "a", HiArmName: "b", HiArmHiScoreProb: 2},
+		{LoArmName: "a", HiArmName: "b", HiArmHiScore: math.Inf(1)},
+		{LoArmName: "a", HiArmName: "b", LoArmScore: math.NaN()},
 	} {
 		if _, err := NewBandit(c); err == nil {
 			t.Errorf("NewBandit(%+v) accepted", c)

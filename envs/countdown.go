@@ -38,7 +38,10 @@ func (c CountdownConfig) Validate() error {
 	case c.MinNumber < 1 || c.MaxNumber < c.MinNumber || c.MaxNumber > 1_000_000:
 		return fmt.Errorf("countdown: MinNumber %d and MaxNumber %d must satisfy 1 <= MinNumber <= MaxNumber <= 1000000", c.MinNumber, c.MaxNumber)
 	case c.MaxTarget < c.MinTarget || c.MaxTarget < 1 || c.MinTarget > c.MaxNums*c.MaxNumber:
-		return fmt.Errorf("countdown: target range [%d, %d] is empty or unreachable", c.MinTarget, c.MaxTarget)
+		return fmt.Errorf("countdown: MinTarget %d and MaxTarget %d make an empty or unreachable target range",
+			c.MinTarget, c.MaxTarget)
+	case !finite(c.Score) || !finite(c.FormatScore):
+		return fmt.Errorf("countdown: Score %v and FormatScore %v must be finite", c.Score, c.FormatScore)
 	}
 	return nil
 }

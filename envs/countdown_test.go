@@ -2,6 +2,7 @@ package envs
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -90,5 +91,21 @@ func TestCountdownSameSeedSameTask(t *testing.T) {
 	}
 	if len(distinct) < 195 {
 		t.Errorf("only %d distinct tasks in 200 seeds", len(distinct))
+	}
+}
+
+func TestCountdownConfigErrors(t *testing.T) {
+	for _, bad := range []func(*CountdownConfig){
+		func(c *CountdownConfig) { c.MinNums, c.MaxNums = 3, 2 },
+		func(c *CountdownConfig) { c.MaxNumber = 0 },
+		func(c *CountdownConfig) { c.MinTarget, c.MaxTarget = 10, 5 },
+		func(c *CountdownConfig) { c.Score = math.Inf(1) },
+		func(c *CountdownConfig) { c.FormatScore = math.NaN() },
+	} {
+		c := DefaultCountdownConfig()
+		bad(&c)
+		if _, err := NewCountdown(c); err == nil {
+			t.Errorf("NewCountdown(%+v) accepted", c)
+		}
 	}
 }

@@ -70,8 +70,9 @@ func Registered(tag string) (Spec, error) {
 }
 
 // configTag is what a configuration's tag may be called: it names run
-// folders (ragen study) and metric keys, so no separators or spaces.
-var configTag = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+// folders (ragen study) and metric keys, and is a part of dotted --set keys,
+// so no separators, dots or spaces.
+var configTag = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]*$`)
 
 // Check reports whether Configure would accept spec for tag, without
 // changing anything: a redefined tag keeps its type and factory, a new
@@ -84,7 +85,7 @@ func Check(tag string, spec Spec) error {
 func checkConfigured(tag string, spec Spec) (entry, error) {
 	if !configTag.MatchString(tag) {
 		return entry{}, fmt.Errorf("environment tag %q must start with a letter or digit and hold only letters, "+
-			"digits, '_', '-' and '.'", tag)
+			"digits, '_' and '-'", tag)
 	}
 	var factory Factory
 	registryMu.RLock()

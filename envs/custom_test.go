@@ -108,6 +108,7 @@ func TestConfigureRefuses(t *testing.T) {
 		{"../evil", good, "must start with a letter or digit"},
 		{"a/b", good, "must start with a letter or digit"},
 		{"Two words", good, "must start with a letter or digit"},
+		{"a.b", good, "must start with a letter or digit"},
 		{"TestBadSokoban", badSokoban, "DimX 2"},
 		{"SimpleSokoban", lake, "registered as sokoban, not frozen_lake"},
 		{"TestNoBudget", noBudget, "MaxActionsPerTraj 0"},
