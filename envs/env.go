@@ -29,7 +29,8 @@ type Info struct {
 
 // Solver is implemented by environments that can give an expert answer from
 // their current state: Sokoban (a shortest push solution), Bandit (the high
-// arm) and Countdown (the known equation). Expert demonstrations use it.
+// arm), Countdown (the known equation) and Sudoku (the placements left).
+// Expert demonstrations use it.
 type Solver interface {
 	// Solve returns the actions that reach the goal from the current state,
 	// or ok false when there is none (or the search gave up).
@@ -38,10 +39,12 @@ type Solver interface {
 
 // Policy is implemented by stochastic environments whose best play is a
 // policy rather than a fixed sequence: FrozenLake, where slips make any
-// precomputed action list wrong after the first step.
+// precomputed action list wrong after the first step, and 2048, where a
+// random tile follows every move.
 type Policy interface {
 	// PolicyAction returns the optimal action for the current state and the
-	// probability of reaching the goal when following the policy from here.
+	// probability of reaching the goal when following the policy from here,
+	// or -1 where the policy is a heuristic that cannot tell (2048).
 	// The action is empty when the episode is already over.
 	PolicyAction() (action string, successProb float64)
 	// PolicyPlan returns up to n actions to write in one answer: the

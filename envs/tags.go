@@ -89,6 +89,14 @@ func init() {
 		EnvType: "countdown", MaxActionsPerTraj: 1, MaxTokens: 100,
 		Instruction: countdownInstruction, Config: DefaultCountdownConfig(),
 	}, newCountdownEnv)
+
+	// RAGEN's Sudoku tags (9×9, easy and medium, 20 and 30 actions, never
+	// enough to fill their 32 and 40 empty cells), a 4×4 one a small model
+	// can finish in its budget, and RAGEN's 2048.
+	mustRegister("SimpleSudoku", sudokuSpec(9, "easy", 20), newSudokuEnv)
+	mustRegister("MediumSudoku", sudokuSpec(9, "medium", 30), newSudokuEnv)
+	mustRegister("Sudoku4x4", sudokuSpec(4, "easy", 10), newSudokuEnv)
+	mustRegister("game_2048", game2048Spec(), newGame2048Env)
 }
 
 // The factories of the built-in environment types.

@@ -24,7 +24,8 @@ import (
 )
 
 // A checkpoint is a folder checkpoints/step-NNNNNN holding actor.safetensors,
-// critic.safetensors, their optimiser states, trainer.json and
+// critic.safetensors (the models' State: every weight, or with LoRA the
+// adapters and the critic's value head), their optimiser states, trainer.json and
 // manifest.json (every file's SHA-256, the step, the config's hash and the
 // ragen version). It is written as step-NNNNNN.partial, every file and the
 // folder synced, and renamed into place; the file "latest" is replaced
@@ -75,14 +76,14 @@ func (t *Trainer) SaveCheckpoint(root string, step int) (string, error) {
 
 // writeState writes the checkpoint's files into dir, the manifest last.
 func (t *Trainer) writeState(dir string, step int) error {
-	if err := saveParams(filepath.Join(dir, "actor.safetensors"), t.Actor.Params()); err != nil {
+	if err := saveParams(filepath.Join(dir, "actor.safetensors"), t.Actor.State()); err != nil {
 		return err
 	}
 	if err := t.ActorOpt.Save(filepath.Join(dir, "actor_optim.safetensors")); err != nil {
 		return err
 	}
 	if t.Critic != nil { // GRPO trains no critic
-		if err := saveParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
+		if err := saveParams(filepath.Join(dir, "critic.safetensors"), t.Critic.State()); err != nil {
 			return err
 		}
 		if err := t.CriticOpt.Save(filepath.Join(dir, "critic_optim.safetensors")); err != nil {
@@ -163,7 +164,7 @@ func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if err := loadParams(filepath.Join(dir, "actor.safetensors"), t.Actor.Params()); err != nil {
+	if err := loadParams(filepath.Join(dir, "actor.safetensors"), t.Actor.State()); err != nil {
 		return 0, err
 	}
 	if err := t.ActorOpt.Load(filepath.Join(dir, "actor_optim.safetensors")); err != nil {
@@ -178,7 +179,7 @@ func (t *Trainer) LoadCheckpoint(dir string) (int, error) {
 		return 0, fmt.Errorf("checkpoint %s has no critic (a GRPO run), but this run trains one "+
 			"(algorithm.adv_estimator gae): resume with the config it was saved with", dir)
 	case hasCritic:
-		if err := loadParams(filepath.Join(dir, "critic.safetensors"), t.Critic.Params()); err != nil {
+		if err := loadParams(filepath.Join(dir, "critic.safetensors"), t.Critic.State()); err != nil {
 			return 0, err
 		}
 		if err := t.CriticOpt.Load(filepath.Join(dir, "critic_optim.safetensors")); err != nil {
@@ -275,6 +276,9 @@ func loadParams(path string, params []model.Param) (err error) {
 		return err
 	}
 	defer f.Close()
+	if err := loraMismatch(path, f.Names(), params); err != nil {
+		return err
+	}
 	if n := len(f.Names()); n != len(params) {
 		return fmt.Errorf("%s holds %d tensors, the model has %d", path, n, len(params))
 	}

@@ -54,7 +54,8 @@ func (t *Trainer) sum(what string) func(v ...*float64) error {
 }
 
 // replicated are the tensors every rank must hold identically: the
-// actor's and the critic's weights.
+// actor's and the critic's weights (their State: a LoRA run's frozen base
+// is read from the same file on every rank, its adapters are not).
 func (t *Trainer) replicated() []*ts.Tensor {
 	var out []*ts.Tensor
 	add := func(ps []model.Param) {
@@ -62,9 +63,9 @@ func (t *Trainer) replicated() []*ts.Tensor {
 			out = append(out, p.T)
 		}
 	}
-	add(t.Actor.Params())
+	add(t.Actor.State())
 	if t.Critic != nil {
-		add(t.Critic.Params())
+		add(t.Critic.State())
 	}
 	return out
 }

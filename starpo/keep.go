@@ -21,14 +21,14 @@ import (
 // freeSpace is durable.Free; tests replace it to fill the disk.
 var freeSpace = durable.Free
 
-// checkpointBytes estimates a checkpoint of the trainer: every weight in
-// fp32 and the two AdamW moments of every trained one, plus a tenth for
+// checkpointBytes estimates a checkpoint of the trainer: every weight it
+// keeps (the models' State) in fp32 and the two AdamW moments of every trained one, plus a tenth for
 // headers, trainer.json and the manifest (a generous bound: the headers
 // of a 0.5B model are a few hundred kB).
 func (t *Trainer) checkpointBytes() uint64 {
-	n := model.CountParams(t.Actor.Params()) + 2*model.CountParams(t.ActorOpt.Params())
+	n := model.CountParams(t.Actor.State()) + 2*model.CountParams(t.ActorOpt.Params())
 	if t.Critic != nil {
-		n += model.CountParams(t.Critic.Params()) + 2*model.CountParams(t.CriticOpt.Params())
+		n += model.CountParams(t.Critic.State()) + 2*model.CountParams(t.CriticOpt.Params())
 	}
 	return uint64(float64(4*n) * 1.1)
 }

@@ -58,6 +58,10 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 		return nil, err
 	}
 	t := &Trainer{Cfg: cfg, Actor: actor, Tok: tok, Dist: comm}
+	if err := addActorAdapters(cfg, actor); err != nil {
+		actor.Drop()
+		return nil, err
+	}
 	if err := t.checkDevicePaths(); err != nil {
 		actor.Drop()
 		return nil, err
@@ -70,19 +74,20 @@ func NewRun(cfg config.Config, modelDir, out string, opt model.Options, comm *di
 	}
 	if cfg.Algorithm.UseKLLoss || cfg.Algorithm.UseKLInReward {
 		// The reference is the starting policy, frozen: a second copy of
-		// the weights, never trained (verl's ref worker).
-		if t.Ref, err = model.LoadCausalLM(modelDir, opt); err != nil {
+		// the weights, never trained (verl's ref worker); with LoRA the
+		// actor's own base (lora.go).
+		if t.Ref, err = loadReference(cfg, actor, modelDir, opt); err != nil {
 			return nil, fmt.Errorf("reference policy: %w", err)
 		}
 	}
-	if t.ActorOpt, err = newOptimiser(actor.Params(), actor.Cfg.NumHiddenLayers, cfg.Actor); err != nil {
+	if t.ActorOpt, err = newOptimiser(actor.State(), actor.Cfg.NumHiddenLayers, cfg.Actor); err != nil {
 		return nil, fmt.Errorf("actor: %w", err)
 	}
 	if cfg.Algorithm.AdvEstimator == advantage.EstimatorGAE {
-		if t.Critic, err = model.LoadValueModel(modelDir, opt, cfg.Seed); err != nil {
+		if t.Critic, err = loadCritic(cfg, actor, modelDir, opt); err != nil {
 			return nil, err
 		}
-		if t.CriticOpt, err = newOptimiser(t.Critic.Params(), t.Critic.Cfg.NumHiddenLayers, cfg.Critic); err != nil {
+		if t.CriticOpt, err = newOptimiser(t.Critic.State(), t.Critic.Cfg.NumHiddenLayers, cfg.Critic); err != nil {
 			return nil, fmt.Errorf("critic: %w", err)
 		}
 	}
@@ -106,8 +111,10 @@ func schedule(o config.Optim, steps int) (optim.Schedule, error) {
 	return optim.NewSchedule(o.LR, o.WarmupSteps, o.WarmupRatio, steps)
 }
 
-// newOptimiser makes the weights o trains (all, or the top train_layers
-// layers: model.TopLayers) require gradients and gives them to an AdamW.
+// newOptimiser makes the weights o trains require gradients and gives them
+// to an AdamW: of a model's State, all of it (every weight, or a LoRA
+// model's adapters and value head) or the top train_layers layers
+// (model.TopLayers).
 func newOptimiser(params []model.Param, layers int, o config.Optim) (*optim.AdamW, error) {
 	train, err := model.TopLayers(params, layers, o.TrainLayers)
 	if err != nil {
@@ -234,13 +241,22 @@ func (r *Run) export() error {
 	}
 	a, exp := r.Trainer.Actor, filepath.Join(r.Dir, "export")
 	opts := model.ExportOptions{DType: a.DType, TokenizerFrom: r.Model}
-	if err := model.Export(a.Cfg, a.Params(), exp, opts); err != nil {
+	params, release, err := a.MergedParams() // a LoRA policy's adapters folded in
+	if err != nil {
+		return fmt.Errorf("exporting the policy: %w", err)
+	}
+	err = model.Export(a.Cfg, params, exp, opts)
+	release()
+	if err != nil {
 		return fmt.Errorf("exporting the policy: %w", err)
 	}
 	if err := writeManifest(exp, r.Cfg, r.Cfg.Steps); err != nil {
 		return fmt.Errorf("exporting the policy: %w", err)
 	}
 	log.Info().Str("export", exp).Msg("policy exported in HuggingFace layout")
+	if err := r.exportAdapter(); err != nil {
+		return fmt.Errorf("exporting the adapters: %w", err)
+	}
 	r.refreshReport()
 	return nil
 }
@@ -299,7 +315,8 @@ func (r *Run) writeInfo() error {
 	return os.WriteFile(filepath.Join(r.Dir, "run.json"), append(b, '\n'), 0o644)
 }
 
-// Close frees the models and optimiser states.
+// Close frees the models and optimiser states (a LoRA run's reference and
+// critic free only what is theirs, not the actor's base).
 func (r *Run) Close() {
 	t := r.Trainer
 	t.ActorOpt.Drop()

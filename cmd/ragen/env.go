@@ -29,7 +29,8 @@ type envReport struct {
 	Actions     []string `json:"actions"`            // empty for free-text environments
 	Solution    []string `json:"solution,omitempty"` // expert actions where a solver exists
 	// SuccessProb is the optimal policy's chance of success, for
-	// environments (FrozenLake) whose solution is a policy's first action.
+	// environments (FrozenLake) whose solution is a policy's first action;
+	// absent where the policy cannot tell (2048's heuristic).
 	SuccessProb *float64 `json:"success_prob,omitempty"`
 }
 
@@ -96,6 +97,9 @@ func envSolution(e envs.Env) ([]string, *float64) {
 	}
 	if p, ok := e.(envs.Policy); ok {
 		if a, prob := p.PolicyAction(); a != "" {
+			if prob < 0 {
+				return []string{a}, nil // a heuristic's move: no probability to show
+			}
 			return []string{a}, &prob
 		}
 	}
