@@ -14,9 +14,11 @@ import (
 )
 
 // Advantages computes the kept rows' advantages and returns in response
-// coordinates: GAE on the critic's values (kept as OldValues) with the
-// advantages whitened over every rank's batch, or GRPO's. It records their
-// means, the critic's explained variance and the time taken.
+// coordinates: GAE (with bi_level_gae bi-level GAE) on the critic's values
+// (kept as OldValues) with the advantages whitened over every rank's
+// batch, or GRPO's; then rollout_filter.loss_scaling scales the
+// advantages. It records their means, the critic's explained variance and
+// the time taken.
 func (t *Trainer) Advantages(b *Batch, rec *Recorder) (err error) {
 	defer torchrt.Catch(&err, rec.during())
 	t0 := time.Now()
@@ -30,6 +32,10 @@ func (t *Trainer) Advantages(b *Batch, rec *Recorder) (err error) {
 		}
 		b.OldValues = t.values(b)
 		adv, returns := advantage.GAE(b.Rewards, b.OldValues, b.Resp, a.Gamma, a.Lambda)
+		if a.BiLevelGAE {
+			adv, returns = advantage.BiLevelGAE(b.Rewards, b.OldValues, b.Resp, b.TurnEnds, a.Gamma, a.Lambda,
+				a.HighLevelGamma)
+		}
 		if b.Advantages, err = advantage.WhitenMaskedAcross(adv, b.Resp, t.sum("advantage whitening")); err != nil {
 			return err
 		}
@@ -37,6 +43,7 @@ func (t *Trainer) Advantages(b *Batch, rec *Recorder) (err error) {
 	default:
 		return fmt.Errorf("advantage estimator %q is not gae or grpo", a.AdvEstimator)
 	}
+	t.scaleAdvantages(b)
 	m := rec.Metrics
 	if b.OldValues != nil {
 		ev, err := explainedVariance(b.Returns, b.OldValues, b.Resp, t.sum("explained variance"))

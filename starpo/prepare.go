@@ -16,8 +16,9 @@ import (
 )
 
 // Prepare turns the step's trajectories into the batch the updates train
-// on. It normalises the scores per initial state, applies the StarPO-S
-// filter, and places the kept trajectories' rewards on their tokens; with
+// on. It normalises the scores per initial state, applies the rollout
+// filter (StarPO-S's by default; an empty batch when it keeps nothing), and
+// places the kept trajectories' rewards on their tokens; with
 // a KL term it scores them under the reference policy, and with
 // use_kl_in_reward subtracts the KL penalty from the rewards. all is every
 // rank's trajectories in env-id order, local this rank's: the
@@ -25,8 +26,8 @@ import (
 // rank's kept ones.
 func (t *Trainer) Prepare(all, local []rollout.Trajectory, rec *Recorder) (b *Batch, err error) {
 	defer torchrt.Catch(&err, rec.during())
-	if b, err = t.selectKept(all, local, rec); err != nil {
-		return nil, err
+	if b, err = t.selectKept(all, local, rec); err != nil || t.keptNothing() {
+		return b, err
 	}
 	a := t.Cfg.Algorithm
 	if t.Ref != nil && (a.UseKLLoss || a.UseKLInReward) {
@@ -43,7 +44,7 @@ func (t *Trainer) Prepare(all, local []rollout.Trajectory, rec *Recorder) (b *Ba
 	return b, t.Dist.Sum("token count", &b.tokens)
 }
 
-// selectKept normalises the scores, applies the StarPO-S filter and lays
+// selectKept normalises the scores, applies the rollout filter and lays
 // out the kept trajectories of local with their rewards.
 func (t *Trainer) selectKept(all, local []rollout.Trajectory, rec *Recorder) (*Batch, error) {
 	a, groupSize := t.Cfg.Algorithm, t.Envs.Config().GroupSize
@@ -62,18 +63,10 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, rec *Recorder) (*B
 			return nil, err
 		}
 	}
-	var tags []string // nil: RAGEN's one ranking of the whole batch
-	if a.FilterPerTag && groupSize > 0 {
-		tags = make([]string, len(all)/groupSize)
-		for g := range tags {
-			tags[g] = all[g*groupSize].Tag
-		}
-	}
-	keep, fs, err := advantage.FilterGroupsByTag(scores, groupSize, a.FilterRatio, a.FilterType, tags)
+	keep, keptRatio, err := t.filterGroups(all, scores, rec)
 	if err != nil {
 		return nil, err
 	}
-	rec.Add("", fs.Metrics())
 	score := map[int]float64{} // env id → normalised score, of kept trajectories
 	var keptScores []float64
 	for _, r := range advantage.Rows(keep, groupSize) {
@@ -90,6 +83,7 @@ func (t *Trainer) selectKept(all, local []rollout.Trajectory, rec *Recorder) (*B
 	if err != nil {
 		return nil, err
 	}
+	b.keptRatio = keptRatio
 	rec.Metrics["train/rows"] = float64(b.Rows)
 	rec.Metrics["critic/score/mean"] = advantage.Mean(keptScores)
 	rec.Metrics["train/kept_trajectories"] = float64(len(keptScores))

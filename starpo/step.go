@@ -37,6 +37,8 @@ type Trainer struct {
 	// Dist is the data-parallel job this trainer is a rank of (see dp.go);
 	// nil trains alone. Envs then holds this rank's shard.
 	Dist *dist.Comm
+
+	emptySteps int // steps in a row whose rollout filter kept no group (filter.go)
 }
 
 // Batch is one step's kept training rows on their way through the update:
@@ -50,6 +52,7 @@ type Batch struct {
 	Returns     [][]float64 // [Rows][Length−1]
 	OldValues   [][]float64 // [Rows][Length−1]: the critic's values before the update; nil without a critic
 	tokens      float64     // real tokens × epochs × reuse rounds over every rank, for the perf/ rates
+	keptRatio   float64     // the share of groups the rollout filter kept, for rollout_filter.loss_scaling
 }
 
 // Step runs one training step, StarPO's pipeline: play the episodes, keep
@@ -70,6 +73,9 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	if err := t.checkAutocast(); err != nil {
 		return nil, err
 	}
+	if err := t.checkFilterStop(step); err != nil {
+		return nil, err
+	}
 	rec := NewRecorder(step)
 	all, local, err := t.Rollout(step, rec)
 	if err != nil {
@@ -78,6 +84,9 @@ func (t *Trainer) Step(step int) (metrics map[string]float64, err error) {
 	b, err := t.Prepare(all, local, rec)
 	if err != nil {
 		return nil, err
+	}
+	if t.keptNothing() { // RAGEN's empty_after_filter: the step trains nothing
+		return rec.Finish(), nil
 	}
 	if err := t.Advantages(b, rec); err != nil {
 		return nil, err
