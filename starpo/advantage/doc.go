@@ -1,7 +1,8 @@
 // Package advantage holds StarPO's per-trajectory RL math on plain Go slices:
 // reward placement on tokens, group reward normalisation, the StarPO-S rollout
-// filter, GAE with masked whitening and the GRPO outcome advantage
-// (docs/ragen.md#rewards, #filter, #advantages). Names follow verl's
+// filter and RAGEN-2's (Filter, of which StarPO-S is one setting), GAE and
+// bi-level GAE with masked whitening, and the GRPO outcome advantage
+// (docs/ragen.md#rewards, #filter, #advantages; docs/training.md). Names follow verl's
 // core_algos.
 //
 // Layout. A batch is [B][T] in response coordinates: position j of a row

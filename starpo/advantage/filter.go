@@ -71,6 +71,8 @@ func (s FilterStats) Metrics() map[string]float64 {
 // boolean mask leaves the batch in; Rows expands them to trajectories.
 // Errors name the bad value: an empty batch, groupSize < 1 or not dividing
 // the batch, ratio outside (0, 1], an unknown mode, a non-finite score.
+// The trainer runs it as RAGEN-2's filter set to StarPOS(ratio, mode),
+// which keeps the same groups.
 func FilterGroups(scores []float64, groupSize int, ratio float64,
 	mode FilterType) (keep []int, stats FilterStats, err error) {
 	return FilterGroupsByTag(scores, groupSize, ratio, mode, nil)
