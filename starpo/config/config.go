@@ -46,6 +46,8 @@ type Config struct {
 
 	// RAGEN-2's rollout filter (filter.go); strategy "" is StarPO-S's, from algorithm.filter_ratio.
 	RolloutFilter RolloutFilter `yaml:"rollout_filter"`
+	// RAGEN's custom_envs (envs.go): environment tags this config defines or redefines.
+	CustomEnvs map[string]CustomEnv `yaml:"custom_envs,omitempty"`
 }
 
 // Envs is an environment group layout: n_groups[i] groups of tags[i].
@@ -259,6 +261,9 @@ func parse(path string, data []byte, sets []string) (Config, error) {
 		}
 	}
 	if err := c.Validate(); err != nil {
+		return Config{}, blame(err, sets)
+	}
+	if err := c.useEnvs(); err != nil {
 		return Config{}, blame(err, sets)
 	}
 	return c, nil

@@ -24,6 +24,9 @@ func FuzzLoad(f *testing.F) {
 		{"train: {tags: [Bandit], n_groups: [2], env_groups: 2}\n", "train={group_size: 3}"},
 		{"actor: &a {lr: 1e-6}\ncritic: *a\n", "actor.lr=.nan"}, {"<<: {steps: 2}\n", "seed=0x10"},
 		{"- 1\n", "x"}, {"steps: !!str 3\n", "algorithm.use_kl_loss=yes"}, {"{", "=1"},
+		{"custom_envs: {}\n", "custom_envs.SimpleSokoban.max_tokens=7"},
+		{"custom_envs:\n  L: {env_type: frozen_lake, env_config: {p: 0.5}}\n", "custom_envs.L.env_config.dim_room=[]"},
+		{"custom_envs:\n  B: {env_type: sokoban, env_config: {dim_room: [5, 7]}}\n", "custom_envs.B=~"},
 	} {
 		f.Add([]byte(s[0]), s[1])
 	}

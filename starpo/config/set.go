@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"reflect"
+	"slices"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -77,6 +78,21 @@ func checkNode(n *yaml.Node, t reflect.Type, key string) *nodeError {
 				return err
 			}
 		}
+	case reflect.Map: // custom_envs: names of the caller's choosing, each value checked
+		if n.Kind != yaml.MappingNode {
+			return bad()
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			if k.Kind != yaml.ScalarNode {
+				return &nodeError{line: k.Line, key: key, msg: "has a key that is not a name", mismatch: true}
+			}
+			if err := checkNode(v, t.Elem(), join(key, k.Value)); err != nil {
+				return err
+			}
+		}
+	case reflect.Pointer: // an optional value: set, or left to a default
+		return checkNode(n, t.Elem(), key)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
 			return bad()
@@ -139,8 +155,10 @@ func isInteger(n *yaml.Node, unsigned bool) bool {
 // describe names what a field of type t holds.
 func describe(t reflect.Type) string {
 	switch t.Kind() {
-	case reflect.Struct:
+	case reflect.Struct, reflect.Map:
 		return "a section"
+	case reflect.Pointer:
+		return describe(t.Elem())
 	case reflect.Slice:
 		return "a list of " + strings.TrimPrefix(strings.TrimPrefix(describe(t.Elem()), "a "), "an ") + "s"
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -216,7 +234,20 @@ func (c *Config) set(arg string) error {
 	}
 	keys := strings.Split(key, ".")
 	v := reflect.ValueOf(c).Elem()
+	var stores []func() // map entries, written back once the value is in
 	for i, k := range keys {
+		if v.Kind() == reflect.Map { // custom_envs.<tag>: a copy of the entry, or a new one
+			if v.IsNil() {
+				v.Set(reflect.MakeMap(v.Type()))
+			}
+			m, name, entry := v, reflect.ValueOf(k), reflect.New(v.Type().Elem()).Elem()
+			if old := m.MapIndex(name); old.IsValid() {
+				entry.Set(old)
+			}
+			stores = append(stores, func() { m.SetMapIndex(name, entry) })
+			v = entry
+			continue
+		}
 		if v.Kind() != reflect.Struct {
 			return fail("%s is not a section", strings.Join(keys[:i], "."))
 		}
@@ -228,6 +259,9 @@ func (c *Config) set(arg string) error {
 			return fail("%s has no key %q", strings.Join(keys[:i], "."), k)
 		}
 		v = v.FieldByIndex(f.Index)
+	}
+	if v.Kind() == reflect.Pointer { // a fresh value: the old one may be shared by a copied entry
+		v.Set(reflect.New(v.Type().Elem()))
 	}
 	var doc yaml.Node
 	if err := yaml.Unmarshal([]byte(val), &doc); err != nil {
@@ -252,6 +286,9 @@ func (c *Config) set(arg string) error {
 	}
 	if err := n.Decode(v.Addr().Interface()); err != nil {
 		return fail("%v", cleanYAML(err))
+	}
+	for _, store := range slices.Backward(stores) {
+		store()
 	}
 	return nil
 }

@@ -1,18 +1,17 @@
 package config
 
-import (
-	"fmt"
-
-	"github.com/ragen-go/ragen/envs"
-)
+import "fmt"
 
 // Validate checks the configuration before any work, naming the key at fault.
 func (c Config) Validate() error {
+	if _, err := c.envSpecs(); err != nil {
+		return err
+	}
 	for _, e := range []struct {
 		key string
 		v   Envs
 	}{{"train", c.Train}, {"val", c.Val}} {
-		if err := e.v.validate(e.key); err != nil {
+		if err := e.v.validate(e.key, c.knownTag); err != nil {
 			return err
 		}
 	}
@@ -91,13 +90,14 @@ func (c Config) Validate() error {
 	return c.checkRanges()
 }
 
-func (e Envs) validate(key string) error {
+// validate checks the layout; known says whether a tag exists.
+func (e Envs) validate(key string, known func(tag string) error) error {
 	if len(e.Tags) == 0 || len(e.Tags) != len(e.NGroups) {
 		return fmt.Errorf("%s.tags and %s.n_groups must be lists of the same non-zero length", key, key)
 	}
 	sum := 0
 	for i, tag := range e.Tags {
-		if _, err := envs.Lookup(tag); err != nil {
+		if err := known(tag); err != nil {
 			return fmt.Errorf("%s.tags: %w", key, err)
 		}
 		if e.NGroups[i] < 1 {
