@@ -54,6 +54,11 @@ func runStudy(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 	}
+	// Each check registered its run's custom_envs (an arm may redefine a
+	// tag); the warm start runs in this process, with the base's.
+	if err := warm.RegisterEnvs(); err != nil {
+		return err
+	}
 	out := *outFlag
 	if out == "" {
 		out = filepath.Join("runs", spec.Name)
