@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/ragen-go/ragen/envs"
+	"github.com/ragen-go/ragen/starpo/config"
 )
 
 func init() {
@@ -41,11 +42,17 @@ func runEnv(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the first state, the actions and a solution as one JSON object")
 	play := fs.Bool("play", false, "play in the terminal: one line of actions per turn from stdin, several separated by ||")
 	maxActions := fs.Int("max-actions", -1, "with --play, actions per episode; -1 uses the tag's budget, 0 means no limit")
+	cfgPath := fs.String("config", "", "a training config: --env may name the tags its custom_envs define, as it (re)defines them")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	if *cfgPath != "" {
+		if _, err := config.Load(*cfgPath, nil); err != nil { // registers its custom_envs
+			return fmt.Errorf("--config: %w", err)
+		}
 	}
 	switch {
 	case *tag == "":
