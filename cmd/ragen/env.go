@@ -42,7 +42,7 @@ func runEnv(args []string, stdout, stderr io.Writer) error {
 	asJSON := fs.Bool("json", false, "print the first state, the actions and a solution as one JSON object")
 	play := fs.Bool("play", false, "play in the terminal: one line of actions per turn from stdin, several separated by ||")
 	maxActions := fs.Int("max-actions", -1, "with --play, actions per episode; -1 uses the tag's budget, 0 means no limit")
-	cfgPath := fs.String("config", "", "a training config: --env may name the tags its custom_envs define, as it (re)defines them")
+	cfgPath := fs.String("config", "", "a training config whose custom_envs tags --env may name")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ragen-go/ragen/model"
 	"github.com/ragen-go/ragen/starpo"
+	"github.com/ragen-go/ragen/starpo/config"
 	"github.com/ragen-go/ragen/starpo/rollout"
 	"github.com/ragen-go/ragen/tokenizer"
 )
@@ -44,11 +45,17 @@ func runEval(args []string, stdout, stderr io.Writer) error {
 	place := addPlacementFlags(fs)
 	asJSON := fs.Bool("json", false, "print one JSON object per tag")
 	skipVerify := addSkipVerify(fs)
+	cfgPath := fs.String("config", "", "a training config (a run's config.yaml) whose custom_envs tags --env may name")
 	if err := parseFlags(fs, args, stderr); err != nil {
 		return err
 	}
 	if err := noArgs(fs); err != nil {
 		return err
+	}
+	if *cfgPath != "" {
+		if _, err := config.Load(*cfgPath, nil); err != nil { // registers its custom_envs
+			return fmt.Errorf("--config: %w", err)
+		}
 	}
 	path, err := resolveModel(*dir)
 	if err != nil {
