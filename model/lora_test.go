@@ -312,7 +312,8 @@ func TestLoRADTypes(t *testing.T) {
 
 // The PEFT folder holds adapter_model.safetensors under PEFT's names, in
 // fp32, and adapter_config.json with the settings PEFT reads (its load by
-// peft itself is scripts/parity's test_lora_adapter_matches_peft).
+// peft itself is scripts/parity/test_peft.py), and LoadAdapter reads it
+// back.
 func TestExportAdapter(t *testing.T) {
 	dir, _ := writeTiny(t, false, 0)
 	m := loadTiny(t, dir)
@@ -363,5 +364,29 @@ func TestExportAdapter(t *testing.T) {
 			t.Fatalf("%s stored differs by %g", p.Name, d)
 		}
 		c.MustDrop()
+	}
+
+	// LoadAdapter reads it back onto the base: the same logits to the bit.
+	back := loadTiny(t, dir)
+	if err := back.LoadAdapter(out); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(back.LoRA.Targets, o.Targets) || back.LoRA.Rank != 4 || back.LoRA.Alpha != 8 {
+		t.Fatalf("loaded settings %+v", back.LoRA)
+	}
+	if d := maxAbsDiff(flatLogits(fullLogits(t, m, testSeqs)), flatLogits(fullLogits(t, back, testSeqs))); d != 0 {
+		t.Fatalf("the loaded adapter's logits differ by %g", d)
+	}
+	// A config that does not fit the tensors is refused, naming the tensor,
+	// and leaves the model without adapters.
+	b = []byte(strings.Replace(string(b), `"r": 4`, `"r": 8`, 1))
+	if err := os.WriteFile(filepath.Join(out, "adapter_config.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := loadTiny(t, dir)
+	err = fresh.LoadAdapter(out)
+	if err == nil || !strings.Contains(err.Error(), "tensor base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight "+
+		"has shape [4 32], the model's rank-8 adapter [8 32]") || fresh.HasLoRA() {
+		t.Fatalf("a rank-8 config over rank-4 tensors: %v (adapters left: %v)", err, fresh.HasLoRA())
 	}
 }

@@ -30,6 +30,7 @@ type generateOutput struct {
 func runGenerate(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("generate", stderr)
 	dir := fs.String("model", "", modelHelp)
+	adapter := fs.String("adapter", "", "a PEFT LoRA adapter folder (a LoRA run's export-adapter/) applied, unmerged, over --model")
 	prompts := fs.StringArray("prompt", nil, "prompt text (repeatable: the prompts are generated together as one batch)")
 	promptIDs := fs.StringArray("prompt-ids", nil, "prompt as comma-separated token ids, needs no tokenizer (repeatable, as --prompt)")
 	chat := fs.Bool("chat", false, "wrap each --prompt as a user message with the chat template and add the generation prompt")
@@ -82,6 +83,11 @@ func runGenerate(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	defer m.Drop()
+	if *adapter != "" {
+		if err := m.LoadAdapter(*adapter); err != nil {
+			return fmt.Errorf("--adapter: %w", err)
+		}
+	}
 
 	opt := model.GenerateOptions{
 		Sampling:     model.Sampling{Temperature: *temp, TopP: *topP, TopK: *topK},

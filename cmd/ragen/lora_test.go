@@ -1,10 +1,13 @@
 package main
 
 import (
+	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/ragen-go/ragen/model/safetensors"
@@ -13,8 +16,9 @@ import (
 // A LoRA run end to end: the checkpoints hold the adapters and the
 // critic's head alone, export/ the merged policy (its adapted matrices
 // moved, the rest the base's bit for bit) and export-adapter/ the PEFT
-// folder; a run killed after step 3 and resumed from step 2's checkpoint
-// records what a straight run records.
+// folder, which ragen generate --adapter applies over the base as the
+// merged export decodes; a run killed after step 3 and resumed from step
+// 2's checkpoint records what a straight run records.
 func TestTrainLoRA(t *testing.T) {
 	base := policyCheckpoint(t)
 	train := func(out string, extra ...string) {
@@ -78,6 +82,39 @@ func TestTrainLoRA(t *testing.T) {
 	for name, w := range before {
 		if moved := w != after[name]; moved != slices.Contains(adapted, name) {
 			t.Errorf("export: %s moved %v, want %v", name, moved, !moved)
+		}
+	}
+
+	// The base with --adapter (unmerged) decodes as the merged export does.
+	gen := func(args ...string) []generateOutput {
+		t.Helper()
+		var o, e strings.Builder
+		args = append([]string{"generate", "--json", "--max-new-tokens", "8", "--prompt-ids", "5,9,12,3",
+			"--prompt-ids", "17,2"}, args...)
+		if code := runMain(args, &o, &e); code != 0 {
+			t.Fatalf("ragen %v: exit %d: %s", args, code, e.String())
+		}
+		var out []generateOutput
+		dec := json.NewDecoder(strings.NewReader(o.String()))
+		for dec.More() {
+			var g generateOutput
+			if err := dec.Decode(&g); err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, g)
+		}
+		return out
+	}
+	unmerged := gen("--model", base, "--adapter", filepath.Join(straight, "export-adapter"))
+	merged := gen("--model", filepath.Join(straight, "export"))
+	for i := range merged {
+		if !slices.Equal(unmerged[i].IDs, merged[i].IDs) {
+			t.Fatalf("prompt %d: ids %v with --adapter, %v merged", i, unmerged[i].IDs, merged[i].IDs)
+		}
+		for j, lp := range merged[i].LogProbs {
+			if d := math.Abs(float64(lp - unmerged[i].LogProbs[j])); d > 1e-4 {
+				t.Fatalf("prompt %d, token %d: log-prob %v with --adapter, %v merged", i, j, unmerged[i].LogProbs[j], lp)
+			}
 		}
 	}
 }
