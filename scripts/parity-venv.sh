@@ -12,7 +12,10 @@
 #   (--no-deps; then only what verl.trainer.ppo.core_algos imports: ray and
 #   tensordict through verl/__init__ → verl.protocol, omegaconf in core_algos,
 #   codetiming in verl.utils.profiler; ray is ~220 MB installed and used only
-#   by that import, none of the math the parity tests call).
+#   by that import, none of the math the parity tests call); and peft 0.21.2
+#   (HuggingFace PEFT, the LoRA reference), which came later: it has a stamp
+#   of its own, so a venv built before it gets it by one pip install rather
+#   than a rebuild (and llama-cpp-python's compile).
 # Idempotent: a stamp with the pinned list makes a second run a no-op. Prints
 # the venv's python on standard output.
 set -euo pipefail
@@ -23,8 +26,18 @@ pins=(torch==2.11.0 transformers==5.17.0 tokenizers==0.23.3 safetensors==0.8.0 n
 llama=llama-cpp-python==0.3.36
 verl=(verl==0.9.1)
 verl_deps=(ray==2.55.1 tensordict==0.10.0 omegaconf==2.3.0 codetiming==1.4.0)
+peft=peft==0.21.2
 want="${pins[*]} | ${verl[*]} | ${verl_deps[*]} | $llama"
+# add_peft installs peft into a venv that has the pins, once (stamp .peft).
+add_peft() {
+	if [ "$(cat "$venv/.peft" 2>/dev/null)" != "$peft" ]; then
+		echo "parity-venv: installing $peft into $venv" >&2
+		"$venv/bin/pip" install -q --disable-pip-version-check "$peft" >&2
+		echo "$peft" > "$venv/.peft"
+	fi
+}
 if [ -x "$venv/bin/python" ] && [ "$(cat "$venv/.pins" 2>/dev/null)" = "$want" ]; then
+	add_peft
 	echo "$venv/bin/python"
 	exit 0
 fi
@@ -45,4 +58,5 @@ if ! ls "$wheels"/llama_cpp_python-"${llama#*==}"-*.whl >/dev/null 2>&1; then
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check --find-links "$wheels" "$llama" >&2
 echo "$want" > "$venv/.pins"
+add_peft
 echo "$venv/bin/python"
