@@ -2,7 +2,7 @@ package envs
 
 import "testing"
 
-var benchTags = []string{"SimpleSokoban", "LargerSokoban", "SokobanDifferentGridVocab", "FrozenLake", "Bandit", "Countdown"}
+var benchTags = []string{"SimpleSokoban", "LargerSokoban", "SokobanDifferentGridVocab", "FrozenLake", "Bandit", "Countdown", "SimpleSudoku", "MediumSudoku", "Sudoku4x4", "game_2048"}
 
 // BenchmarkReset measures level generation: one op is one Reset.
 func BenchmarkReset(b *testing.B) {

@@ -1,7 +1,8 @@
 // Package envs holds the text environments RAGEN trains LLM agents on
-// (Bandit, Sokoban, FrozenLake, Countdown) behind one small interface, the
-// registry of RAGEN's environment tags, the first-prompt prefix text, and the
-// parser that turns a model's decoded response into environment actions.
+// (Bandit, Sokoban, FrozenLake, Countdown, Sudoku, 2048) behind one small
+// interface, the registry of RAGEN's environment tags, the first-prompt
+// prefix text, and the parser that turns a model's decoded response into
+// environment actions.
 //
 // Rules, rewards, symbols and instruction texts follow RAGEN
 // (docs/ragen.md#environments, #prompts, #parsing). Where this package
@@ -23,6 +24,10 @@
 //     exact parser instead of Python's eval. An answer that does not parse
 //     scores 0, where RAGEN gives the 0.1 format score whenever the digits
 //     match.
+//   - Sudoku puzzles have a unique solution: a clue is blanked only while
+//     the solution stays unique, where RAGEN blanks a fixed share of cells
+//     unchecked. Placement digits are ASCII, where Python's \d takes any
+//     script's digits.
 //   - Step never panics: an unknown action (RAGEN asserts) leaves the state
 //     unchanged and reports Info.ActionIsValid false.
 //
