@@ -18,7 +18,8 @@ import (
 // sokoban and frozen_lake, 1 for bandit and countdown, RAGEN's dataclass
 // defaults for env_config).
 type CustomEnv struct {
-	EnvType           string    `yaml:"env_type,omitempty"`             // sokoban, frozen_lake, bandit or countdown; required for a new tag
+	// EnvType is sokoban, frozen_lake, bandit or countdown; required for a new tag.
+	EnvType           string    `yaml:"env_type,omitempty"`
 	MaxActionsPerTraj *int      `yaml:"max_actions_per_traj,omitempty"` // actions executed per episode, across turns
 	MaxTokens         *int      `yaml:"max_tokens,omitempty"`           // the prompt's "max response length" hint
 	Instruction       *string   `yaml:"env_instruction,omitempty"`      // the start of the first user message
@@ -29,17 +30,18 @@ type CustomEnv struct {
 // its own type's (the env tag lists them). The fields are named as the
 // envs package's configuration fields they set, which the tests check.
 type EnvConfig struct {
-	DimRoom     []int    `yaml:"dim_room,omitempty" env:"sokoban"`                       // [rows, columns]; or dim_x and dim_y
-	DimX        *int     `yaml:"dim_x,omitempty" env:"sokoban"`                          // rows
-	DimY        *int     `yaml:"dim_y,omitempty" env:"sokoban"`                          // columns
-	NumBoxes    *int     `yaml:"num_boxes,omitempty" env:"sokoban"`                      // boxes, and as many targets
-	MaxSteps    *int     `yaml:"max_steps,omitempty" env:"sokoban"`                      // steps before the level gives up
-	SearchDepth *int     `yaml:"search_depth,omitempty" env:"sokoban"`                   // the level generator's reverse-play depth
-	Size        *int     `yaml:"size,omitempty" env:"frozen_lake"`                       // the map is size × size
-	P           *float64 `yaml:"p,omitempty" env:"frozen_lake"`                          // probability that a cell is ice, not a hole
-	Slippery    *bool    `yaml:"is_slippery,omitempty" env:"frozen_lake"`                // moves may slip sideways
-	SuccessRate *float64 `yaml:"success_rate,omitempty" env:"frozen_lake"`               // chance a slippery move goes the intended way
-	Observation *string  `yaml:"observation_format,omitempty" env:"sokoban,frozen_lake"` // grid, coord or grid_coord
+	DimRoom     []int    `yaml:"dim_room,omitempty" env:"sokoban"`         // [rows, columns]; or dim_x and dim_y
+	DimX        *int     `yaml:"dim_x,omitempty" env:"sokoban"`            // rows
+	DimY        *int     `yaml:"dim_y,omitempty" env:"sokoban"`            // columns
+	NumBoxes    *int     `yaml:"num_boxes,omitempty" env:"sokoban"`        // boxes, and as many targets
+	MaxSteps    *int     `yaml:"max_steps,omitempty" env:"sokoban"`        // steps before the level gives up
+	SearchDepth *int     `yaml:"search_depth,omitempty" env:"sokoban"`     // the generator's reverse-play depth
+	Size        *int     `yaml:"size,omitempty" env:"frozen_lake"`         // the map is size × size
+	P           *float64 `yaml:"p,omitempty" env:"frozen_lake"`            // probability that a cell is ice
+	Slippery    *bool    `yaml:"is_slippery,omitempty" env:"frozen_lake"`  // moves may slip sideways
+	SuccessRate *float64 `yaml:"success_rate,omitempty" env:"frozen_lake"` // chance a slippery move goes as meant
+	// Observation is grid, coord or grid_coord.
+	Observation *string `yaml:"observation_format,omitempty" env:"sokoban,frozen_lake"`
 
 	LoArmName        *string  `yaml:"lo_arm_name,omitempty" env:"bandit"`         // the low-risk arm
 	HiArmName        *string  `yaml:"hi_arm_name,omitempty" env:"bandit"`         // the high-risk arm

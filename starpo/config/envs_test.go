@@ -69,7 +69,8 @@ func TestCustomEnvsDefineTags(t *testing.T) {
 	want := envs.DefaultFrozenLakeConfig()
 	want.Size, want.P, want.SuccessRate, want.Observation, want.PolicyHorizon = 5, 0.7, 0.8, envs.ObsGridCoord, 6
 	if lake.EnvType != "frozen_lake" || lake.MaxActionsPerTraj != 6 || lake.MaxTokens != 100 ||
-		!reflect.DeepEqual(lake.Config, want) || !strings.HasPrefix(lake.Instruction, "You are solving the FrozenLake puzzle.") {
+		!reflect.DeepEqual(lake.Config, want) ||
+		!strings.HasPrefix(lake.Instruction, "You are solving the FrozenLake puzzle.") {
 		t.Errorf("MyLake = %+v", lake)
 	}
 	wide := lookup(t, "WideBox").Config.(envs.SokobanConfig)
@@ -146,7 +147,8 @@ func TestCustomEnvsDefineTags(t *testing.T) {
 
 func TestCustomEnvsSet(t *testing.T) {
 	preset := "custom_envs:\n  MyLake: {env_type: frozen_lake, env_config: {size: 6, p: 0.7}}\n"
-	c, err := loadText(t, preset, "custom_envs.MyLake.env_config.p=0.9", "custom_envs.SimpleSokoban.max_actions_per_traj=15",
+	c, err := loadText(t, preset, "custom_envs.MyLake.env_config.p=0.9",
+		"custom_envs.SimpleSokoban.max_actions_per_traj=15",
 		"custom_envs.NewBox={env_type: sokoban, env_config: {num_boxes: 1}}", "custom_envs.NewBox.max_tokens=50")
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +191,8 @@ func TestCustomEnvsErrors(t *testing.T) {
 			"(size, p, is_slippery, success_rate, observation_format)"},
 		{lake("observation_format: image"), nil,
 			`custom_envs.MyLake.env_config.observation_format "image" must be grid, coord or grid_coord`},
-		{box("dim_room: [6]"), nil, "custom_envs.Box.env_config.dim_room [6] must be [rows, columns], and without dim_x or dim_y"},
+		{box("dim_room: [6]"), nil,
+			"custom_envs.Box.env_config.dim_room [6] must be [rows, columns], and without dim_x or dim_y"},
 		{box("dim_room: [6, 6], dim_x: 7"), nil,
 			"custom_envs.Box.env_config.dim_room [6 6] must be [rows, columns], and without dim_x or dim_y"},
 		{box("dim_room: [2, 6]"), nil, "custom_envs.Box.env_config.dim_room[0] 2 and dim_room[1] 6 must both be at least 3"},
@@ -216,10 +219,12 @@ func TestCustomEnvsErrors(t *testing.T) {
 			"custom_envs.SimpleSokoban.env_type frozen_lake differs from the registered tag's sokoban"},
 		{"custom_envs:\n  MyLake: {env_type: frozen_lake, max_actions_per_traj: 0}\n", nil,
 			"custom_envs.MyLake.max_actions_per_traj 0 must be ≥ 1"},
-		{"custom_envs:\n  MyLake: {env_type: frozen_lake, max_tokens: -5}\n", nil, "custom_envs.MyLake.max_tokens -5 must be ≥ 1"},
-		{"custom_envs:\n  MyLake: {env_type: frozen_lake, budget: 3}\n", nil, `line 2: custom_envs.MyLake has no key "budget"`},
-		{"custom_envs:\n  My/Lake: {env_type: frozen_lake}\n", nil, `custom_envs.My/Lake: environment tag "My/Lake" must start ` +
-			"with a letter or digit and hold only letters, digits, '_' and '-'"},
+		{"custom_envs:\n  MyLake: {env_type: frozen_lake, max_tokens: -5}\n", nil,
+			"custom_envs.MyLake.max_tokens -5 must be ≥ 1"},
+		{"custom_envs:\n  MyLake: {env_type: frozen_lake, budget: 3}\n", nil,
+			`line 2: custom_envs.MyLake has no key "budget"`},
+		{"custom_envs:\n  My/Lake: {env_type: frozen_lake}\n", nil, `custom_envs.My/Lake: environment tag "My/Lake" ` +
+			"must start with a letter or digit and hold only letters, digits, '_' and '-'"},
 		{"custom_envs: [MyLake]\n", nil, "line 1: custom_envs is a section, not a list"},
 		{"custom_envs:\n  MyLake: {env_type: frozen_lake}\ntrain: {tags: [MyLak], n_groups: [8], env_groups: 8}\n", nil,
 			`train.tags: unknown environment tag "MyLak" (known: Bandit, BanditTest, …`},

@@ -47,6 +47,7 @@ func TestActionsPerTurnStudy(t *testing.T) {
 		t.Fatal(err)
 	}
 	if spec, _ := envs.Lookup("SimpleSokoban"); spec.MaxActionsPerTraj != 10 || warm.Agent.MaxActionsPerTurn != 5 {
-		t.Errorf("warm start: budget %d, %d actions per turn; want 10, 5", spec.MaxActionsPerTraj, warm.Agent.MaxActionsPerTurn)
+		t.Errorf("warm start: budget %d, %d actions per turn; want 10, 5",
+			spec.MaxActionsPerTraj, warm.Agent.MaxActionsPerTurn)
 	}
 }
