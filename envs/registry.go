@@ -100,8 +100,9 @@ func New(tag string) (Env, error) {
 	return env, nil
 }
 
-// Lookup returns the configuration registered for tag. The prompt slices
-// are copies; Config is shared and must be treated as read-only.
+// Lookup returns tag's spec: as the loaded configuration defines it
+// (Configure), or as registered. The prompt slices are copies; Config is
+// shared and must be treated as read-only.
 func Lookup(tag string) (Spec, error) {
 	e, err := lookup(tag)
 	e.spec.PromptSymbols = slices.Clone(e.spec.PromptSymbols)
