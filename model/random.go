@@ -8,6 +8,10 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/sugarme/gotch"
+	"github.com/sugarme/gotch/ts"
+
+	"github.com/ragen-go/ragen/internal/torchrt"
 	"github.com/ragen-go/ragen/model/safetensors"
 )
 
@@ -81,4 +85,33 @@ func WriteRandomCheckpoint(dir string, cfg Config, o InitOptions) error {
 		gen["eos_token_id"] = cfg.EOSTokenID
 	}
 	return writeJSON(filepath.Join(dir, "generation_config.json"), gen)
+}
+
+// RandomCausalLM makes a model of cfg with random weights drawn in
+// libtorch from seed: N(0, 0.02²) matrices, unit norms, zero biases, with
+// no file written or read. It is for benchmarks at a real model's shapes
+// (Qwen2.5-0.5B's 2 GB in fp32), whose memory a checkpoint built in Go
+// first would blur; tests use WriteRandomCheckpoint.
+func RandomCausalLM(cfg Config, opt Options, seed int64) (m *CausalLM, err error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	defer torchrt.Catch(&err, "making a random model")
+	torchrt.ManualSeed(seed)
+	shapes := expectedShapes(cfg, !cfg.TieWordEmbeddings, false)
+	return newCausalLM(cfg, opt, func(name string) (*ts.Tensor, error) {
+		sh := shapes[name]
+		switch {
+		case strings.HasSuffix(name, "norm.weight"):
+			return ts.Ones(sh, opt.DType, opt.Device)
+		case strings.HasSuffix(name, ".bias"):
+			return ts.Zeros(sh, opt.DType, opt.Device)
+		}
+		w := must(ts.Randn(sh, gotch.Float, gotch.CPU))
+		check(w.MulScalar_(ts.FloatScalar(0.02))) // in place: no freed copy left in the heap
+		if opt.DType == gotch.Float && !opt.Device.IsCuda() {
+			return w, nil
+		}
+		return w.ToDevice(opt.Device, opt.DType, false, false, true)
+	})
 }
