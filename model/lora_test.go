@@ -308,6 +308,45 @@ func TestLoRADTypes(t *testing.T) {
 	if y.DType() != gotch.BFloat16 {
 		t.Fatalf("a bf16 base with fp32 adapters answers in %v", y.DType())
 	}
+	// Training through the bf16 base gives the fp32 adapters fp32
+	// gradients, and a critic's fp32 head reads the bf16 hidden states.
+	if err := SetTrainable(bf.State(), true); err != nil {
+		t.Fatal(err)
+	}
+	sc, err = bf.ScoreForTraining(ids, mask, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l = must(sc.LogProbs.Sum(gotch.Float, false))
+	check(l.Backward())
+	l.MustDrop()
+	if err := sc.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	sc.Drop()
+	for _, p := range bf.Adapters() {
+		g := gradOrNil(p.T)
+		if g == nil || g.DType() != gotch.Float {
+			t.Fatalf("%s of the bf16 base got no fp32 gradient", p.Name)
+		}
+		g.MustDrop()
+	}
+	critic, err := NewValueModelOn(bf.Backbone, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer critic.Drop()
+	pos := must(PositionsFromMask(mask))
+	bias := must(AttentionBias(mask, size(ids)[1], bf.DType))
+	defer dropAll(pos, bias)
+	v, err := critic.Values(Inputs{IDs: ids, Positions: pos, Bias: bias})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer v.MustDrop()
+	if v.DType() != gotch.Float {
+		t.Fatalf("the critic's values are %v", v.DType())
+	}
 }
 
 // The PEFT folder holds adapter_model.safetensors under PEFT's names, in
