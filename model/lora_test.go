@@ -143,6 +143,31 @@ func TestLoRAMergedEqualsUnmerged(t *testing.T) {
 	}
 }
 
+// The static-cache decoder (the CUDA-graph path's shapes) adds the
+// adapters as the dynamic one does: the same ids and log-probs for a
+// padded batch.
+func TestLoRAStaticCache(t *testing.T) {
+	dir, _ := writeTiny(t, false, 0)
+	m := loadTiny(t, dir)
+	if err := m.AddLoRA(loraTest(9)); err != nil {
+		t.Fatal(err)
+	}
+	trainB(t, m.Backbone)
+	dyn, err := m.Generate(testSeqs, GenerateOptions{MaxNewTokens: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := m.Generate(testSeqs, GenerateOptions{MaxNewTokens: 6, StaticCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range dyn {
+		if !slices.Equal(dyn[i].IDs, st[i].IDs) || maxAbsDiff(dyn[i].LogProbs, st[i].LogProbs) > 1e-5 {
+			t.Fatalf("prompt %d: %v %v dynamic, %v %v static", i, dyn[i].IDs, dyn[i].LogProbs, st[i].IDs, st[i].LogProbs)
+		}
+	}
+}
+
 // With the adapters trainable and the base not, a training backward gives
 // gradients to A and B only; at the start (B = 0) A's is zero, as the
 // update A gets is through B.

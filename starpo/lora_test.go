@@ -1,6 +1,7 @@
 package starpo
 
 import (
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -202,5 +203,42 @@ func TestCheckpointResumeLoRA(t *testing.T) {
 	if _, err := b.LoadCheckpoint(fullCk); err == nil || !strings.Contains(err.Error(), "holds every weight (a "+
 		"full fine-tune), but this run trains LoRA adapters") {
 		t.Fatalf("a LoRA run loading a full checkpoint: %v", err)
+	}
+}
+
+// A LoRA step under the bf16 autocast (on the CPU, where the trainer
+// otherwise refuses it) agrees with the fp32 step as the full fine-tune's
+// does (autocastTol), and its masters, the adapters and the critic's head,
+// stay fp32: the bf16 copies carry casts of the adapters whose gradients
+// reach them.
+func TestLoRAStepAutocast(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "tiny")
+	want, err := newTinyLoRATrainer(t, dir, 2, 3, 2).Step(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newTinyLoRATrainer(t, dir, 2, 3, 2)
+	tr.Cfg.Algorithm.Autocast = AutocastBF16
+	autocastOnCPU = true
+	defer func() { autocastOnCPU = false }()
+	before := snapshot(tr.Actor.State())
+	got, err := tr.Step(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"actor/pg_loss", "actor/grad_norm", "critic/vf_loss", "critic/grad_norm"} {
+		g, w := got[k], want[k]
+		if rel := math.Abs(g-w) / math.Max(math.Abs(w), 1e-6); math.IsNaN(g) || rel > autocastTol || g == w {
+			t.Errorf("%s: bf16 %.6g, fp32 %.6g (relative difference %.3g, tolerance %g, and not 0)", k, g, w, rel,
+				autocastTol)
+		}
+	}
+	for i, p := range append(tr.Actor.State(), tr.Critic.State()...) {
+		if p.T.DType() != gotch.Float {
+			t.Fatalf("master %s is %v", p.Name, p.T.DType())
+		}
+		if i < len(before) && strings.HasSuffix(p.Name, "lora_B.weight") && model.Float32s(p.T)[0] == before[i][0] {
+			t.Fatalf("%s did not train under autocast", p.Name)
+		}
 	}
 }
