@@ -2,21 +2,14 @@ package starpo
 
 import (
 	"math"
-	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 
 	"github.com/sugarme/gotch"
 
 	"github.com/ragen-go/ragen/model"
-	"github.com/ragen-go/ragen/model/modeltest"
 	"github.com/ragen-go/ragen/model/safetensors"
-	"github.com/ragen-go/ragen/starpo/config"
-	"github.com/ragen-go/ragen/starpo/rollout"
-	"github.com/ragen-go/ragen/tokenizer"
-	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
 
 // newTinyLoRATrainer is newTinyTrainer's LoRA run, wired as NewRun wires
@@ -25,18 +18,7 @@ import (
 // on), optimisers over the models' State.
 func newTinyLoRATrainer(t *testing.T, dir string, groups, size, turns int) *Trainer {
 	t.Helper()
-	runtime.LockOSThread()
-	tok, err := tokenizer.Load(tokenizertest.Path(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
-		modeltest.TinyPolicy(t, dir, tok.VocabSize(), 2, "")
-	}
-	cfg := config.Default()
-	cfg.Seed = 0
-	cfg.Rollout.ResponseLength = 6
-	cfg.Algorithm.FilterRatio, cfg.Algorithm.MicroBatch, cfg.Algorithm.LMHeadChunk = 0.5, 2, 64
+	tok, mgr, cfg := tinySetup(t, dir, groups, size, turns)
 	cfg.Algorithm.UseKLLoss, cfg.Algorithm.KLLossCoef = true, 0.1
 	cfg.Actor.LR, cfg.Critic.LR = 1e-2, 1e-2
 	cfg.LoRA.Rank, cfg.LoRA.Alpha = 4, 8
@@ -66,11 +48,7 @@ func newTinyLoRATrainer(t *testing.T, dir string, groups, size, turns int) *Trai
 		t.Fatal(err)
 	}
 	t.Cleanup(tr.CriticOpt.Drop)
-	rc := rollout.DefaultConfig()
-	rc.EnvGroups, rc.GroupSize, rc.NGroups, rc.MaxTurn = groups, size, []int{groups}, turns
-	if tr.Envs, err = rollout.NewManager(rc, tok); err != nil {
-		t.Fatal(err)
-	}
+	tr.Envs = mgr
 	return tr
 }
 

@@ -19,13 +19,11 @@ import (
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
 
-// One StarPO-S step end to end on a tiny random model: rollout on
-// SimpleSokoban, filter, critic values, GAE, critic and actor updates. The
-// weights of both models change and stay finite, and the metrics carry
-// RAGEN's names with finite values.
-// newTinyTrainer builds a StarPO-S trainer on a tiny random model with the
-// real vocabulary (the checkpoint folder is shared by calls with one dir).
-func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer {
+// tinySetup is what every tiny trainer shares: the real vocabulary, the
+// tiny random policy in dir (written by the first call with that dir), a
+// rollout manager of groups × size environments for turns turns, and a
+// config with short responses and small micro-batches.
+func tinySetup(t *testing.T, dir string, groups, size, turns int) (*tokenizer.Tokenizer, *rollout.Manager, config.Config) {
 	t.Helper()
 	runtime.LockOSThread()
 	tok, err := tokenizer.Load(tokenizertest.Path(t))
@@ -35,6 +33,24 @@ func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer 
 	if _, err := os.Stat(filepath.Join(dir, "config.json")); err != nil {
 		modeltest.TinyPolicy(t, dir, tok.VocabSize(), 2, "")
 	}
+	rc := rollout.DefaultConfig()
+	rc.EnvGroups, rc.GroupSize, rc.NGroups, rc.MaxTurn = groups, size, []int{groups}, turns
+	mgr, err := rollout.NewManager(rc, tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Seed = 0 // the rollouts' sampling seed
+	cfg.Rollout.ResponseLength = 6
+	cfg.Algorithm.FilterRatio, cfg.Algorithm.MicroBatch, cfg.Algorithm.LMHeadChunk = 0.5, 2, 64
+	return tok, mgr, cfg
+}
+
+// newTinyTrainer builds a StarPO-S trainer on a tiny random model with the
+// real vocabulary (the checkpoint folder is shared by calls with one dir).
+func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer {
+	t.Helper()
+	tok, mgr, cfg := tinySetup(t, dir, groups, size, turns)
 	opt := model.Options{Device: gotch.CPU, DType: gotch.Float}
 	actor, err := model.LoadCausalLM(dir, opt)
 	if err != nil {
@@ -61,19 +77,13 @@ func newTinyTrainer(t *testing.T, dir string, groups, size, turns int) *Trainer 
 		t.Fatal(err)
 	}
 	t.Cleanup(copt.Drop)
-	rc := rollout.DefaultConfig()
-	rc.EnvGroups, rc.GroupSize, rc.NGroups, rc.MaxTurn = groups, size, []int{groups}, turns
-	mgr, err := rollout.NewManager(rc, tok)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := config.Default()
-	cfg.Seed = 0 // the rollouts' sampling seed
-	cfg.Rollout.ResponseLength = 6
-	cfg.Algorithm.FilterRatio, cfg.Algorithm.MicroBatch, cfg.Algorithm.LMHeadChunk = 0.5, 2, 64
 	return &Trainer{Cfg: cfg, Actor: actor, Critic: critic, Tok: tok, Envs: mgr, ActorOpt: aopt, CriticOpt: copt}
 }
 
+// One StarPO-S step end to end on a tiny random model: rollout on
+// SimpleSokoban, filter, critic values, GAE, critic and actor updates. The
+// weights of both models change and stay finite, and the metrics carry
+// RAGEN's names with finite values.
 func TestTrainerStep(t *testing.T) {
 	tr := newTinyTrainer(t, filepath.Join(t.TempDir(), "tiny"), 2, 3, 2)
 	actor, critic := tr.Actor, tr.Critic
