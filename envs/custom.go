@@ -18,8 +18,9 @@ import (
 
 // typeSpecs are the environment types a configuration can define new tags
 // of, each with the spec a new tag starts from: the type's instruction,
-// legend and actions, RAGEN's dataclass defaults for its configuration, a
-// 100-token hint, and the budget of RAGEN's tags of that type.
+// legend and actions, RAGEN's dataclass defaults for its configuration, and
+// the token hint and budget of RAGEN's tags of that type (SimpleSudoku's
+// for sudoku: 9×9, easy, 20 actions).
 var typeSpecs = map[string]struct {
 	spec    func() Spec
 	factory Factory
@@ -39,7 +40,14 @@ var typeSpecs = map[string]struct {
 		return Spec{EnvType: "countdown", MaxActionsPerTraj: 1, MaxTokens: 100, Instruction: countdownInstruction,
 			Config: DefaultCountdownConfig()}
 	}, newCountdownEnv},
+	"sudoku":    {func() Spec { return sudokuSpec(9, "easy", 20) }, newSudokuEnv},
+	"game_2048": {game2048Spec, newGame2048Env},
 }
+
+// SudokuInstruction is the instruction of a size×size Sudoku tag (RAGEN's
+// text with that size's box and digits): a configured tag that changes
+// the size without giving its own instruction gets this one.
+func SudokuInstruction(size int) string { return sudokuInstruction(size) }
 
 // EnvTypes lists, sorted, the environment types TypeSpec knows.
 func EnvTypes() []string { return slices.Sorted(maps.Keys(typeSpecs)) }

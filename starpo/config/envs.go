@@ -30,16 +30,16 @@ type CustomEnv struct {
 // its own type's (the env tag lists them). The fields are named as the
 // envs package's configuration fields they set, which the tests check.
 type EnvConfig struct {
-	DimRoom     []int    `yaml:"dim_room,omitempty" env:"sokoban"`         // [rows, columns]; or dim_x and dim_y
-	DimX        *int     `yaml:"dim_x,omitempty" env:"sokoban"`            // rows
-	DimY        *int     `yaml:"dim_y,omitempty" env:"sokoban"`            // columns
-	NumBoxes    *int     `yaml:"num_boxes,omitempty" env:"sokoban"`        // boxes, and as many targets
-	MaxSteps    *int     `yaml:"max_steps,omitempty" env:"sokoban"`        // steps before the level gives up
-	SearchDepth *int     `yaml:"search_depth,omitempty" env:"sokoban"`     // the generator's reverse-play depth
-	Size        *int     `yaml:"size,omitempty" env:"frozen_lake"`         // the map is size × size
-	P           *float64 `yaml:"p,omitempty" env:"frozen_lake"`            // probability that a cell is ice
-	Slippery    *bool    `yaml:"is_slippery,omitempty" env:"frozen_lake"`  // moves may slip sideways
-	SuccessRate *float64 `yaml:"success_rate,omitempty" env:"frozen_lake"` // chance a slippery move goes as meant
+	DimRoom     []int    `yaml:"dim_room,omitempty" env:"sokoban"`                  // [rows, columns]; or dim_x and dim_y
+	DimX        *int     `yaml:"dim_x,omitempty" env:"sokoban"`                     // rows
+	DimY        *int     `yaml:"dim_y,omitempty" env:"sokoban"`                     // columns
+	NumBoxes    *int     `yaml:"num_boxes,omitempty" env:"sokoban"`                 // boxes, and as many targets
+	MaxSteps    *int     `yaml:"max_steps,omitempty" env:"sokoban,sudoku"`          // steps before the level (or puzzle) gives up
+	SearchDepth *int     `yaml:"search_depth,omitempty" env:"sokoban"`              // the generator's reverse-play depth
+	Size        *int     `yaml:"size,omitempty" env:"frozen_lake,sudoku,game_2048"` // the map, grid or board is size × size
+	P           *float64 `yaml:"p,omitempty" env:"frozen_lake"`                     // probability that a cell is ice
+	Slippery    *bool    `yaml:"is_slippery,omitempty" env:"frozen_lake"`           // moves may slip sideways
+	SuccessRate *float64 `yaml:"success_rate,omitempty" env:"frozen_lake"`          // chance a slippery move goes as meant
 	// Observation is grid, coord or grid_coord.
 	Observation *string `yaml:"observation_format,omitempty" env:"sokoban,frozen_lake"`
 
@@ -58,6 +58,13 @@ type EnvConfig struct {
 	MaxTarget   *int     `yaml:"max_target,omitempty" env:"countdown"`   // largest target
 	Score       *float64 `yaml:"score,omitempty" env:"countdown"`        // reward for a correct equation
 	FormatScore *float64 `yaml:"format_score,omitempty" env:"countdown"` // reward for the right numbers, wrong value
+
+	Clues *int `yaml:"clues,omitempty" env:"sudoku"` // givens the puzzle keeps (4 to 16 for size 4, 24 to 81 for 9)
+
+	Target       *int     `yaml:"target,omitempty" env:"game_2048"`         // the tile that counts as success
+	TwoProb      *float64 `yaml:"two_prob,omitempty" env:"game_2048"`       // chance a new tile is a 2 rather than a 4
+	UseLogReward *bool    `yaml:"use_log_reward,omitempty" env:"game_2048"` // 0.1·log2(merged+1) instead of the merged sum
+	StopAtTarget *bool    `yaml:"stop_at_target,omitempty" env:"game_2048"` // end the episode when the target tile appears
 }
 
 // envSpecs builds the specs of custom_envs, each checked as envs.Configure
@@ -164,6 +171,9 @@ func (e CustomEnv) spec(tag string) (envs.Spec, error) {
 	if lake, ok := s.Config.(envs.FrozenLakeConfig); ok {
 		lake.PolicyHorizon = s.MaxActionsPerTraj // the expert plans for the episode's budget
 		s.Config = lake
+	}
+	if sudoku, ok := s.Config.(envs.SudokuConfig); ok && e.Instruction == nil {
+		s.Instruction = envs.SudokuInstruction(sudoku.Size) // the box and digits of its size
 	}
 	if err := envs.Check(tag, s); err != nil {
 		return s, fmt.Errorf("%s: %w", key, err)

@@ -212,9 +212,9 @@ func TestCustomEnvsErrors(t *testing.T) {
 			"custom_envs.C.env_config.size is not a key of countdown (min_nums, max_nums, min_number, max_number, " +
 				"min_target, max_target, score, format_score)"},
 		{"custom_envs:\n  MyLake: {env_config: {size: 5}}\n", nil,
-			"custom_envs.MyLake.env_type is required for a new tag: one of bandit, countdown, frozen_lake, sokoban"},
+			"custom_envs.MyLake.env_type is required for a new tag: one of bandit, countdown, frozen_lake, game_2048, sokoban, sudoku"},
 		{"custom_envs:\n  MyLake: {env_type: lava}\n", nil,
-			`custom_envs.MyLake.env_type "lava" is not one of bandit, countdown, frozen_lake, sokoban`},
+			`custom_envs.MyLake.env_type "lava" is not one of bandit, countdown, frozen_lake, game_2048, sokoban, sudoku`},
 		{"custom_envs:\n  SimpleSokoban: {env_type: frozen_lake}\n", nil,
 			"custom_envs.SimpleSokoban.env_type frozen_lake differs from the registered tag's sokoban"},
 		{"custom_envs:\n  MyLake: {env_type: frozen_lake, max_actions_per_traj: 0}\n", nil,
@@ -281,5 +281,48 @@ func TestEnvConfigFieldsMatchEnvs(t *testing.T) {
 	if !slices.Equal(EnvConfig{}.keys("sokoban"), []string{"dim_room", "dim_x", "dim_y", "num_boxes", "max_steps",
 		"search_depth", "observation_format"}) {
 		t.Errorf("sokoban keys %v", EnvConfig{}.keys("sokoban"))
+	}
+}
+
+// Sudoku and 2048 tags from a config: a 4×4 Sudoku with its own clues,
+// budget and the instruction of its size, a 2048 that stops at 512; bad
+// values are refused in the config's terms.
+func TestCustomEnvsPuzzles(t *testing.T) {
+	_, err := loadText(t, `
+custom_envs:
+  TinySudoku:
+    env_type: sudoku
+    max_actions_per_traj: 12
+    env_config: {size: 4, clues: 8, max_steps: 16}
+  Short2048:
+    env_type: game_2048
+    env_config: {target: 512, stop_at_target: true, two_prob: 0.8}
+train: {tags: [TinySudoku, Short2048], n_groups: [1, 1], env_groups: 2}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := lookup(t, "TinySudoku")
+	sc := s.Config.(envs.SudokuConfig)
+	if sc.Size != 4 || sc.Clues != 8 || sc.MaxSteps != 16 || s.MaxActionsPerTraj != 12 ||
+		s.Instruction != envs.SudokuInstruction(4) {
+		t.Fatalf("TinySudoku: %+v", s)
+	}
+	g := lookup(t, "Short2048").Config.(envs.Game2048Config)
+	if g.Target != 512 || !g.StopAtTarget || g.TwoProb != 0.8 || !g.UseLogReward {
+		t.Fatalf("Short2048: %+v", g)
+	}
+	for _, tc := range []struct{ cfg, want string }{
+		{"{env_type: sudoku, env_config: {size: 4}}",
+			"custom_envs.X.env_config.clues 49 must be in [4, 16] for size 4"},
+		{"{env_type: sudoku, env_config: {size: 5, clues: 10}}", "custom_envs.X.env_config.size 5 must be 4, 9 or 16"},
+		{"{env_type: game_2048, env_config: {target: 100}}",
+			"custom_envs.X.env_config.target 100 must be a power of two of at least 4"},
+		{"{env_type: game_2048, env_config: {clues: 3}}", "custom_envs.X.env_config.clues is not a key of game_2048 " +
+			"(size, target, two_prob, use_log_reward, stop_at_target)"},
+	} {
+		if _, err := loadText(t, "custom_envs:\n  X: "+tc.cfg+"\n"); err == nil || !strings.HasSuffix(err.Error(), tc.want) {
+			t.Errorf("%s: %v\nwant …%s", tc.cfg, err, tc.want)
+		}
 	}
 }
