@@ -1,6 +1,7 @@
 package study
 
 import (
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -186,7 +187,7 @@ func TestReasoningSummary(t *testing.T) {
 {"step":2,"val-env/FrozenLake/success":0.2,"val-env/think/tokens_mean":10,"val-env/collapse/mi_estimate":0.1}
 `, 2},
 		{`{"step":0,"val-env/FrozenLake/success":0.1,"val-env/think/tokens_mean":30}
-{"step":2,"val-env/FrozenLake/success":0.3,"val-env/think/tokens_mean":30}
+{"step":2,"val-env/FrozenLake/success":0.3,"val-env/think/tokens_mean":30,"val-env/reasoning/agreement":0.5}
 `, 0},
 	} {
 		p := filepath.Join(dir, itoa(i), "metrics.jsonl")
@@ -205,6 +206,11 @@ func TestReasoningSummary(t *testing.T) {
 		s.Reasoning[0].Start.Mean != 25 || s.Reasoning[0].End.Mean != 20 || s.Reasoning[0].End.SE != 10 ||
 		s.Reasoning[1].Key != "collapse/mi_estimate" || s.Reasoning[1].End.Mean != 0.1 {
 		t.Fatalf("summary %+v", s)
+	}
+	// Agreement is only at one seed's end: no start, so no summary (and no
+	// NaN for summary.json).
+	if _, err := json.Marshal(s); err != nil {
+		t.Fatalf("summary does not encode: %v", err)
 	}
 	md := Markdown([]Summary{s})
 	if !strings.Contains(md, "| FrozenLake | rewards | 25.000 ± 5.000 → 20.000 ± 10.000 | – | – | 0.400 ± 0.000 → 0.100 ± 0.000 | 1/2 (2) |") {

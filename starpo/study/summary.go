@@ -207,7 +207,9 @@ func summarise(a Arm, env string, rs []Result) Summary {
 }
 
 // measures summarises each reasoning measure the runs recorded at their
-// first and last validation; a seed lacking it there is left out.
+// first and last validation; a seed lacking it there is left out, and a
+// measure no seed has at both ends is not summarised (a mean over no seed
+// has no value, and summary.json cannot hold a NaN).
 func measures(rs []Result) []Measure {
 	var out []Measure
 	for _, rm := range ReasoningMeasures {
@@ -224,7 +226,7 @@ func measures(rs []Result) []Measure {
 				end = append(end, x)
 			}
 		}
-		if len(start)+len(end) > 0 {
+		if len(start) > 0 && len(end) > 0 {
 			out = append(out, Measure{Key: rm.Key, Label: rm.Label, Start: stat(start), End: stat(end)})
 		}
 	}
