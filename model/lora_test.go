@@ -186,17 +186,7 @@ func TestLoRAGradientsReachOnlyAdapters(t *testing.T) {
 		if trained {
 			trainB(t, m.Backbone)
 		}
-		sc, err := m.ScoreForTraining(ids, mask, nil, 8)
-		if err != nil {
-			t.Fatal(err)
-		}
-		l := must(sc.LogProbs.Sum(gotch.Float, false))
-		check(l.Backward())
-		l.MustDrop()
-		if err := sc.Backward(); err != nil {
-			t.Fatal(err)
-		}
-		sc.Drop()
+		backwardLogProbs(t, m, ids, mask)
 		for _, p := range m.Params() {
 			if g := gradOrNil(p.T); g != nil {
 				t.Fatalf("frozen %s got a gradient", p.Name)
@@ -291,17 +281,7 @@ func TestLoRADTypes(t *testing.T) {
 	}
 	ids, mask, _ := batch(testSeqs)
 	defer dropAll(ids, mask)
-	sc, err := c.ScoreForTraining(ids, mask, nil, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := must(sc.LogProbs.Sum(gotch.Float, false))
-	check(l.Backward())
-	l.MustDrop()
-	if err := sc.Backward(); err != nil {
-		t.Fatal(err)
-	}
-	sc.Drop()
+	backwardLogProbs(t, c, ids, mask)
 	c.Drop()
 	for _, p := range m.Adapters() {
 		g := gradOrNil(p.T)
@@ -338,17 +318,7 @@ func TestLoRADTypes(t *testing.T) {
 	if err := SetTrainable(bf.State(), true); err != nil {
 		t.Fatal(err)
 	}
-	sc, err = bf.ScoreForTraining(ids, mask, nil, 8)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l = must(sc.LogProbs.Sum(gotch.Float, false))
-	check(l.Backward())
-	l.MustDrop()
-	if err := sc.Backward(); err != nil {
-		t.Fatal(err)
-	}
-	sc.Drop()
+	backwardLogProbs(t, bf, ids, mask)
 	for _, p := range bf.Adapters() {
 		g := gradOrNil(p.T)
 		if g == nil || g.DType() != gotch.Float {
@@ -453,4 +423,21 @@ func TestExportAdapter(t *testing.T) {
 		"has shape [4 32], the model's rank-8 adapter [8 32]") || fresh.HasLoRA() {
 		t.Fatalf("a rank-8 config over rank-4 tensors: %v (adapters left: %v)", err, fresh.HasLoRA())
 	}
+}
+
+// backwardLogProbs runs m's training scorer on ids and backpropagates the
+// sum of the log-probabilities through it, leaving the gradients in place.
+func backwardLogProbs(t *testing.T, m *CausalLM, ids, mask *ts.Tensor) {
+	t.Helper()
+	sc, err := m.ScoreForTraining(ids, mask, nil, 8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := must(sc.LogProbs.Sum(gotch.Float, false))
+	check(l.Backward())
+	l.MustDrop()
+	if err := sc.Backward(); err != nil {
+		t.Fatal(err)
+	}
+	sc.Drop()
 }
