@@ -31,10 +31,12 @@ func (t *Trainer) Advantages(b *Batch, rec *Recorder) (err error) {
 			return fmt.Errorf("advantage estimator gae needs the critic")
 		}
 		b.OldValues = t.values(b)
-		adv, returns := advantage.GAE(b.Rewards, b.OldValues, b.Resp, a.Gamma, a.Lambda)
+		var adv, returns [][]float64
 		if a.BiLevelGAE {
 			adv, returns = advantage.BiLevelGAE(b.Rewards, b.OldValues, b.Resp, b.TurnEnds, a.Gamma, a.Lambda,
 				a.HighLevelGamma)
+		} else {
+			adv, returns = advantage.GAE(b.Rewards, b.OldValues, b.Resp, a.Gamma, a.Lambda)
 		}
 		if b.Advantages, err = advantage.WhitenMaskedAcross(adv, b.Resp, t.sum("advantage whitening")); err != nil {
 			return err
