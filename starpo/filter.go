@@ -91,15 +91,6 @@ func (t *Trainer) scaleAdvantages(b *Batch) {
 	}
 }
 
-// rows are a trajectory's training sequences: the whole episode, or with
-// a context window one per turn.
-func rows(tr rollout.Trajectory) []rollout.Sequence {
-	if len(tr.PerTurn) > 0 {
-		return tr.PerTurn
-	}
-	return []rollout.Sequence{tr.Sequence}
-}
-
 // sampledEntropy is the entropy metric's per-trajectory value: the mean of
 // −log p over each row's trained tokens (p the policy's probability of the
 // sampled token, before temperature, as the rollout recorded it), averaged
@@ -111,7 +102,7 @@ func rows(tr rollout.Trajectory) []rollout.Sequence {
 // training sampling) and the sampler's cross-entropy against the policy
 // otherwise, and it costs no forward pass.
 func sampledEntropy(tr rollout.Trajectory) float64 {
-	rs := rows(tr)
+	rs := tr.Rows()
 	total := 0.0
 	for _, s := range rs {
 		sum, n := 0.0, 0.0
@@ -131,7 +122,7 @@ func sampledEntropy(tr rollout.Trajectory) float64 {
 // episode's rows).
 func trainedTokens(tr rollout.Trajectory) float64 {
 	n := 0.0
-	for _, s := range rows(tr) {
+	for _, s := range tr.Rows() {
 		for _, m := range s.LossMask {
 			if m != 0 {
 				n++

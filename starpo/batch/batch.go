@@ -62,11 +62,7 @@ func New(rows []rollout.Sequence) *Batch {
 // episode).
 func Sequences(trajs []rollout.Trajectory) (rows []rollout.Sequence, owner, turn []int) {
 	for i, t := range trajs {
-		if len(t.PerTurn) == 0 {
-			rows, owner, turn = append(rows, t.Sequence), append(owner, i), append(turn, 0)
-			continue
-		}
-		for k, s := range t.PerTurn {
+		for k, s := range t.Rows() {
 			rows, owner, turn = append(rows, s), append(owner, i), append(turn, k)
 		}
 	}

@@ -41,6 +41,15 @@ type Trajectory struct {
 	Messages          []tokenizer.Message // the whole chat with raw responses, for inspection
 }
 
+// Rows are the trajectory's training sequences: the whole episode, or with
+// a context window one per turn (PerTurn).
+func (t Trajectory) Rows() []Sequence {
+	if len(t.PerTurn) > 0 {
+		return t.PerTurn
+	}
+	return []Sequence{t.Sequence}
+}
+
 // Run plays one rollout from the current Reset (docs/ragen.md#rollout): up to
 // MaxTurn times it prompts the active environments, generates, and steps them,
 // stopping early when none is active. It returns every environment's
