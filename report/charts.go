@@ -60,15 +60,20 @@ var reasoningCharts = []chartSpec{
 var (
 	valSuccessKey = regexp.MustCompile(`^val-env/(.+)/success$`)
 	valPassKey    = regexp.MustCompile(`^val-env/(.+)/(pass@\w+)$`)
+	valPlayKey    = regexp.MustCompile(`^val-env/(.+)/(action_is_valid|valid_episodes|success_in_valid)$`)
 )
 
 // chartsFor is the page's charts for runs: validation success per tag first
-// (pass@k too when recorded), then trainCharts.
+// (pass@k too when recorded), then format against play (valid turns, fully
+// valid episodes, success among those) when recorded, then trainCharts.
 func chartsFor(runs []*Run) []chartSpec {
 	charts := []chartSpec{{ID: "val-success", Title: "Validation success by tag", Source: "val", YSpan: []float64{0, 1},
 		Series: valSeries(runs, valSuccessKey, func(m []string) string { return m[1] })}}
 	if pass := valSeries(runs, valPassKey, func(m []string) string { return m[1] + " " + m[2] }); len(pass) > 0 {
 		charts = append(charts, chartSpec{ID: "val-pass", Title: "Validation pass@k by tag", Source: "val", Series: pass, YSpan: []float64{0, 1}})
+	}
+	if play := valSeries(runs, valPlayKey, func(m []string) string { return m[1] + " " + m[2] }); len(play) > 0 {
+		charts = append(charts, chartSpec{ID: "val-play", Title: "Validation format and play by tag", Source: "val", Series: play, YSpan: []float64{0, 1}})
 	}
 	charts = append(charts, trainCharts...)
 	if recorded(runs, "train/think/tokens_mean") {

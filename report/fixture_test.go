@@ -30,8 +30,8 @@ func writeFixture(t *testing.T) string {
 	write(t, filepath.Join(dir, "run.json"), `{"model": "Qwen2.5-0.5B-Instruct", "device": "cuda:0", "dtype": "bf16"}`)
 	var m strings.Builder
 	val := func(step int, success float64) {
-		fmt.Fprintf(&m, `{"step": %d, "val-env/SimpleSokoban/success": %g, "val-env/SimpleSokoban/pass@4": %g, "val-env/FrozenLake/success": %g, "timing_s/testing": 2.5}`+"\n",
-			step, success, success+0.25, success/2)
+		fmt.Fprintf(&m, `{"step": %d, "val-env/SimpleSokoban/success": %g, "val-env/SimpleSokoban/pass@4": %g, "val-env/FrozenLake/success": %g, "val-env/SimpleSokoban/valid_episodes": 0.75, "val-env/SimpleSokoban/success_in_valid": %g, "timing_s/testing": 2.5}`+"\n",
+			step, success, success+0.25, success/2, success/0.75)
 	}
 	val(0, 0.125)
 	for s := 1; s <= 6; s++ {

@@ -41,7 +41,7 @@ func TestWritePageShape(t *testing.T) {
 	for _, m := range ids {
 		got = append(got, m[1])
 	}
-	want := []string{"val-success", "val-pass", "reward", "entropy", "grad-norm", "response-length", "clipfrac", "kl", "value-loss"}
+	want := []string{"val-success", "val-pass", "val-play", "reward", "entropy", "grad-norm", "response-length", "clipfrac", "kl", "value-loss"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("chart containers %v, want %v", got, want)
 	}

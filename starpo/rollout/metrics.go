@@ -12,7 +12,10 @@ type Metrics map[string]float64
 // ComputeMetrics gives, for each tag, the means over its environments of
 // success, num_actions, action_is_effective and action_is_valid (each a
 // per-turn average within an episode), and pass@{groupSize}: the fraction
-// of the tag's groups with at least one success. response_length is the
+// of the tag's groups with at least one success. Two more separate format
+// from play: valid_episodes, the share of episodes whose every turn was a
+// valid action, and success_in_valid, the success among those episodes
+// (absent when there are none). response_length is the
 // mean number of sampled tokens per trajectory, over all tags. The reward
 // terms are means per trajectory over all tags: reward/env (summed turn
 // rewards), reward/format_penalty, reward/shaping, and the share of answered
@@ -20,6 +23,7 @@ type Metrics map[string]float64
 func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 	type acc struct {
 		n, success, actions, effective, valid float64
+		allValid, successValid                float64      // episodes with every turn valid, and those of them that succeeded
 		groups                                map[int]bool // group id → any success
 	}
 	byTag := map[string]*acc{}
@@ -38,6 +42,12 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		a.actions += float64(t.NumActions)
 		a.effective += t.ActionIsEffective
 		a.valid += t.ActionIsValid
+		if t.ActionIsValid == 1 {
+			a.allValid++
+			if t.Success {
+				a.successValid++
+			}
+		}
 		a.groups[t.GroupID] = a.groups[t.GroupID] || t.Success
 		tokens += float64(t.ResponseTokens)
 		for _, r := range t.TurnRewards {
@@ -56,6 +66,10 @@ func ComputeMetrics(trajs []Trajectory, groupSize int) Metrics {
 		out[tag+"/num_actions"] = a.actions / a.n
 		out[tag+"/action_is_effective"] = a.effective / a.n
 		out[tag+"/action_is_valid"] = a.valid / a.n
+		out[tag+"/valid_episodes"] = a.allValid / a.n
+		if a.allValid > 0 {
+			out[tag+"/success_in_valid"] = a.successValid / a.allValid
+		}
 		pass := 0.0
 		for _, ok := range a.groups {
 			if ok {
