@@ -4,7 +4,7 @@ SHELL := /bin/bash
 GO ?= go
 export CGO_ENABLED := 1
 
-.PHONY: deps build test test-torch fuzz kill-soak parity train bench bench-go clean
+.PHONY: deps build test test-torch fuzz kill-soak parity train train-long bench bench-go clean
 
 deps:
 	@scripts/deps.sh
@@ -42,10 +42,12 @@ test-torch:
 # (scripts/parity-venv.sh, .cache/parity): the RL math against verl's
 # core_algos and the tokenizer against HuggingFace tokenizers (Go tests in
 # parity/), the model, generation, export and chat template against
-# transformers (scripts/parity, pytest).
+# transformers (scripts/parity, pytest), and the benchmark's transformers
+# baseline (RAGEN_BENCH_IMPL=transformers) against our PPO updates (bench/).
 parity: build
 	@py=$$(scripts/parity-venv.sh) && \
 	RAGEN_PARITY_PYTHON=$$py $(GO) test -count=1 -v -timeout 30m ./parity/ && \
+	RAGEN_PARITY_PYTHON=$$py $(GO) test -count=1 -v -run 'TestBaseline.*/transformers' ./bench/ && \
 	RAGEN_BIN=bin/ragen $$py -m pytest -q scripts/parity
 
 # make bench: `ragen bench` on the 50M preset (matmul peak, prefill, decode,
@@ -79,3 +81,10 @@ train: build
 		echo bin/ragen train --config configs/$(ENV).yaml --model "$(MODEL)"; \
 		bin/ragen train --config configs/$(ENV).yaml --model "$(MODEL)"; \
 	fi
+
+# make train-long: the long real-model job (about 1 h 45 min on 2 cores):
+# SmolLM2-135M-Instruct on SimpleSokoban with <think>, warm-started on
+# solver demonstrations, then 16 StarPO-S steps, validated before and after
+# each stage (configs/smollm2-sokoban.yaml; runs/smollm2-sokoban).
+train-long: build
+	bin/ragen quickstart --config configs/smollm2-sokoban.yaml --model $(or $(MODEL),smollm2)

@@ -16,13 +16,22 @@ import (
 
 func TestMain(m *testing.M) { torchtest.Main(m) }
 
-// startBaseline starts scripts/bench_torch.py, or skips the test saying
-// what to install.
+// startBaseline starts scripts/bench_torch.py on RAGEN_PARITY_PYTHON (make
+// parity's venv) or DefaultPython, or skips the test saying what to
+// install.
 func startBaseline(t *testing.T) *Torch {
 	t.Helper()
-	py := DefaultPython()
+	py := os.Getenv("RAGEN_PARITY_PYTHON")
+	if py == "" {
+		py = DefaultPython()
+	}
 	if err := CheckTorch(py); err != nil {
 		t.Skipf("the PyTorch baseline cannot run here: %v", err)
+	}
+	if os.Getenv("RAGEN_BENCH_IMPL") == "transformers" {
+		if _, why := tryImport(py, "transformers"); why != "" {
+			t.Skipf("the transformers baseline cannot run on %s: %s", py, why)
+		}
 	}
 	tc, err := StartTorch(py, filepath.Join("..", "scripts", "bench_torch.py"), os.Stderr)
 	if err != nil {
@@ -88,8 +97,19 @@ func TestBaselineMatchesOurModel(t *testing.T) {
 // The baseline's PPO updates compute our losses: on the same batch from
 // the same weights (the critic's score head handed over), the gradient
 // norms of both updates agree to fp32 rounding, so the update ratios
-// compare two implementations of one computation.
+// compare two implementations of one computation. Both baselines: the
+// script's own modules and transformers' (RAGEN_BENCH_IMPL=transformers,
+// whose critic head has dropout unless it is turned off, as verl does).
 func TestBaselineUpdatesMatchOurs(t *testing.T) {
+	for _, impl := range []string{"eager", "transformers"} {
+		t.Run(impl, func(t *testing.T) {
+			t.Setenv("RAGEN_BENCH_IMPL", impl)
+			baselineUpdatesMatchOurs(t)
+		})
+	}
+}
+
+func baselineUpdatesMatchOurs(t *testing.T) {
 	tc := startBaseline(t)
 	p, err := LookupPreset("tiny")
 	if err != nil {

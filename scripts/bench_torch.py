@@ -480,12 +480,16 @@ class HFCausalLM(nn.Module):
 
 
 class HFCritic(nn.Module):
-    """transformers' *ForTokenClassification with one label (verl's critic)."""
+    """transformers' *ForTokenClassification with one label (verl's critic).
+    verl turns its dropout off (classifier_dropout 0); transformers' default
+    for a Llama or Qwen2 head is 0.1, live in train mode."""
 
     def __init__(self, d, dtype, weight, bias):
         super().__init__()
-        from transformers import AutoModelForTokenClassification as HF
-        self.m = HF.from_pretrained(d, num_labels=1, dtype=torch.float32, attn_implementation="sdpa")
+        from transformers import AutoConfig, AutoModelForTokenClassification as HF
+        cfg = AutoConfig.from_pretrained(d, num_labels=1)
+        cfg.classifier_dropout = 0.0
+        self.m = HF.from_pretrained(d, config=cfg, dtype=torch.float32, attn_implementation="sdpa")
         with torch.no_grad():
             self.m.score.weight.copy_(weight)
             self.m.score.bias.copy_(bias)
