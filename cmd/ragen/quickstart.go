@@ -33,12 +33,17 @@ type stageResult struct {
 	Model   string             `json:"model"`
 	Success map[string]float64 `json:"success"`
 	Valid   map[string]float64 `json:"action_is_valid"` // per tag: the mean over episodes of the share of valid actions per turn
-	Seconds float64            `json:"seconds"`         // initial: its validation; after SFT: the warm start (demonstrations, training, export); after StarPO-S: the RL run with its validations
+	// Per tag: the share of episodes whose every turn was valid, and the
+	// success among them (absent when none was): format apart from play.
+	ValidEpisodes  map[string]float64 `json:"valid_episodes"`
+	SuccessInValid map[string]float64 `json:"success_in_valid"`
+	Seconds        float64            `json:"seconds"` // initial: its validation; after SFT: the warm start (demonstrations, training, export); after StarPO-S: the RL run with its validations
 }
 
 // newStage is a stage's row from its validation metrics.
 func newStage(stage, model string, m rollout.Metrics, took time.Duration) stageResult {
-	return stageResult{Stage: stage, Model: model, Success: starpo.SuccessByTag(m), Valid: starpo.ByTag(m, "action_is_valid"), Seconds: took.Seconds()}
+	return stageResult{Stage: stage, Model: model, Success: starpo.SuccessByTag(m), Valid: starpo.ByTag(m, "action_is_valid"),
+		ValidEpisodes: starpo.ByTag(m, "valid_episodes"), SuccessInValid: starpo.ByTag(m, "success_in_valid"), Seconds: took.Seconds()}
 }
 
 // Presets of the two quickstart jobs.
@@ -90,6 +95,9 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 	}
 	stop, release := onInterrupt("finishing this step, then saving")
 	defer release()
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("--out %s: %w", out, err)
+	}
 	q := &quickstart{cfg: cfg, out: out, opts: opts, start: time.Now()}
 	if *builtin {
 		startModel = filepath.Join(out, "model")
@@ -97,6 +105,12 @@ func runQuickstart(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		if err := q.validate("initial", startModel); err != nil {
+			return err
+		}
+	} else if cfg.SFT.Episodes > 0 {
+		// The pretrained model's own row, so that the table shows what the
+		// warm start gave as well as what StarPO-S added to it.
+		if err := q.validate("pretrained", startModel); err != nil {
 			return err
 		}
 	}
@@ -270,14 +284,25 @@ func table(rows []stageResult, cfg config.Config) string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\nvalid actions per turn (a turn whose answer names no action, or an unknown one, is invalid)\n\n")
-	for _, t := range names {
-		fmt.Fprintf(&b, "%-16s", t)
-		for _, r := range rows {
-			fmt.Fprintf(&b, " %15.3f", r.Valid[t])
+	sub := func(title string, value func(stageResult) map[string]float64) {
+		b.WriteString("\n" + title + "\n\n")
+		for _, t := range names {
+			fmt.Fprintf(&b, "%-16s", t)
+			for _, r := range rows {
+				if v, ok := value(r)[t]; ok {
+					fmt.Fprintf(&b, " %15.3f", v)
+				} else {
+					fmt.Fprintf(&b, " %15s", "—")
+				}
+			}
+			b.WriteString("\n")
 		}
-		b.WriteString("\n")
 	}
+	sub("valid actions per turn (a turn whose answer names no action, or an unknown one, is invalid)",
+		func(r stageResult) map[string]float64 { return r.Valid })
+	sub("episodes with every turn valid", func(r stageResult) map[string]float64 { return r.ValidEpisodes })
+	sub("success among the episodes with every turn valid (— where there were none)",
+		func(r stageResult) map[string]float64 { return r.SuccessInValid })
 	return b.String()
 }
 

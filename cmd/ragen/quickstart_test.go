@@ -15,28 +15,46 @@ import (
 	"github.com/ragen-go/ragen/tokenizer/tokenizertest"
 )
 
+// quickstartJob runs `ragen quickstart` with args (its --out added) into
+// a fresh folder, checks that the printed table holds every want, and
+// returns the folder and the table.
+func quickstartJob(t *testing.T, args []string, want ...string) (out, table string) {
+	t.Helper()
+	out = filepath.Join(t.TempDir(), "qs")
+	var stdout, stderr strings.Builder
+	if code := runMain(append(append([]string{"quickstart"}, args...), "--out", out), &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	for _, w := range want {
+		if !strings.Contains(stdout.String(), w) {
+			t.Fatalf("table lacks %q:\n%s", w, stdout.String())
+		}
+	}
+	return out, stdout.String()
+}
+
+// skipWithoutSmolLM2 skips a test that needs the model make deps installs.
+func skipWithoutSmolLM2(t *testing.T) {
+	t.Helper()
+	if _, err := resolveModel("smollm2"); err != nil {
+		t.Skipf("SmolLM2 is not installed (make deps fetches it): %v", err)
+	}
+}
+
 // The built-in pipeline, shortened (a smaller model, a handful of
 // demonstrations, one StarPO-S step, 8 validation seeds per tag): every
 // stage runs, the table is printed, and the exported checkpoint loads back
 // with its reduced vocabulary, whose map says how it relates to Qwen's.
 func TestQuickstartShort(t *testing.T) {
-	out := filepath.Join(t.TempDir(), "qs")
-	var stdout, stderr strings.Builder
-	args := []string{"quickstart", "--builtin", "--config", "../../configs/quickstart-builtin.yaml", "--tokenizer", tokenizertest.Path(t), "--out", out,
+	args := []string{"--builtin", "--config", "../../configs/quickstart-builtin.yaml", "--tokenizer", tokenizertest.Path(t),
 		"--set", "steps=1", "--set", "save_every=0", "--set", "sft.episodes=32", "--set", "sft.batch=16", "--set", "builtin_model.vocab_episodes=32",
 		"--set", "builtin_model.hidden=32", "--set", "builtin_model.layers=1", "--set", "builtin_model.intermediate=64",
 		"--set", "train.group_size=2", "--set", "val.n_groups=[8,8,8]", "--set", "val.env_groups=24", "--set", "rollout.response_length=16",
 		"--set", "sft.heldout=4"}
-	if code := runMain(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	for _, want := range []string{"initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban", "end − after SFT (95% interval)", "valid actions per turn"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
-		}
-	}
+	out, _ := quickstartJob(t, args, "initial", "after SFT", "after StarPO-S", "Bandit", "FrozenLake", "SimpleSokoban",
+		"end − after SFT (95% interval)", "valid actions per turn", "episodes with every turn valid", "success among the episodes")
 	sum, err := readSummary(out)
-	if err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 || len(sum.Stages[2].Valid) != 3 {
+	if err != nil || len(sum.Stages) != 3 || sum.Gains["FrozenLake"].Episodes != 8 || len(sum.Stages[2].Valid) != 3 || len(sum.Stages[2].ValidEpisodes) != 3 {
 		t.Fatalf("summary.json: %v, %d stages, gains %v", err, len(sum.Stages), sum.Gains)
 	}
 	exp := filepath.Join(out, "rl", "export")
@@ -72,30 +90,18 @@ func TestQuickstartShort(t *testing.T) {
 	}
 }
 
-// Bad input stops the pipeline with a clear error before any work.
 // TestQuickstartSmolLM2Short runs the default job (SmolLM2-135M-Instruct,
 // no warm start) for one step on a few seeds: the row before StarPO-S is
 // the pretrained model's, and the export is a Llama checkpoint.
 func TestQuickstartSmolLM2Short(t *testing.T) {
-	if _, err := resolveModel("smollm2"); err != nil {
-		t.Skipf("SmolLM2 is not installed (make deps fetches it): %v", err)
-	}
-	out := filepath.Join(t.TempDir(), "qs")
-	var stdout, stderr strings.Builder
-	args := []string{"quickstart", "--config", "../../configs/quickstart.yaml", "--out", out,
+	skipWithoutSmolLM2(t)
+	args := []string{"--config", "../../configs/quickstart.yaml",
 		"--set", "steps=1", "--set", "save_every=0", "--set", "val_every=0", "--set", "train.n_groups=[1]", "--set", "train.env_groups=1",
 		"--set", "train.group_size=4", "--set", "val.n_groups=[4]", "--set", "val.env_groups=4",
 		"--set", "algorithm.ppo_mini_batch=4", "--set", "algorithm.micro_batch=4", "--set", "actor.train_layers=1", "--set", "critic.train_layers=1"}
-	if code := runMain(args, &stdout, &stderr); code != 0 {
-		t.Fatalf("exit %d: %s", code, stderr.String())
-	}
-	for _, want := range []string{"pretrained", "after StarPO-S", "Bandit", "end − pretrained (95% interval)", "valid actions per turn"} {
-		if !strings.Contains(stdout.String(), want) {
-			t.Fatalf("table lacks %q:\n%s", want, stdout.String())
-		}
-	}
-	if strings.Contains(stdout.String(), "after SFT") {
-		t.Fatalf("a job without a warm start prints an after-SFT row:\n%s", stdout.String())
+	out, table := quickstartJob(t, args, "pretrained", "after StarPO-S", "Bandit", "end − pretrained (95% interval)", "valid actions per turn")
+	if strings.Contains(table, "after SFT") {
+		t.Fatalf("a job without a warm start prints an after-SFT row:\n%s", table)
 	}
 	sum, err := readSummary(out)
 	if err != nil || len(sum.Stages) != 2 || sum.Stages[0].Stage != "pretrained" || sum.Gains["Bandit"].Episodes != 4 {
@@ -110,6 +116,26 @@ func TestQuickstartSmolLM2Short(t *testing.T) {
 	}
 }
 
+// TestQuickstartSmolLM2WarmStart runs the long real-model preset
+// (configs/smollm2-sokoban.yaml: solver demonstrations with grounded
+// thinks, then StarPO-S), shrunk to seconds: the table has the pretrained
+// model's row, the warm start's and the end's, and the format-and-play
+// rows.
+func TestQuickstartSmolLM2WarmStart(t *testing.T) {
+	skipWithoutSmolLM2(t)
+	args := []string{"--config", "../../configs/smollm2-sokoban.yaml",
+		"--set", "steps=1", "--set", "save_every=0", "--set", "val_every=0", "--set", "collapse.every=0", "--set", "agent.max_turn=1",
+		"--set", "rollout.response_length=24", "--set", "sft.episodes=4", "--set", "sft.batch=4", "--set", "sft.micro_batch=4",
+		"--set", "train.n_groups=[1]", "--set", "train.env_groups=1", "--set", "train.group_size=2", "--set", "val.n_groups=[2]", "--set", "val.env_groups=2",
+		"--set", "algorithm.ppo_mini_batch=2", "--set", "algorithm.micro_batch=2", "--set", "actor.train_layers=1", "--set", "critic.train_layers=1"}
+	out, _ := quickstartJob(t, args, "pretrained", "after SFT", "after StarPO-S", "SimpleSokoban", "end − after SFT (95% interval)", "episodes with every turn valid")
+	sum, err := readSummary(out)
+	if err != nil || len(sum.Stages) != 3 || sum.Stages[0].Stage != "pretrained" || sum.Stages[1].Stage != "after SFT" {
+		t.Fatalf("summary.json: %v, stages %+v", err, sum.Stages)
+	}
+}
+
+// Bad input stops the pipeline with a clear error before any work.
 func TestQuickstartErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string

@@ -177,6 +177,8 @@ func TestMetrics(t *testing.T) {
 		"SimpleSokoban/num_actions":         float64(t0.NumActions) / 4,
 		"SimpleSokoban/action_is_valid":     1.0 / 4,
 		"SimpleSokoban/action_is_effective": t0.ActionIsEffective / 4,
+		"SimpleSokoban/valid_episodes":      1.0 / 4, // the solver's episode
+		"SimpleSokoban/success_in_valid":    1,       // and it succeeded
 		"response_length":                   float64(tokens) / 4,
 		"reward/env":                        sumOf(t0.TurnRewards) / 4,
 		"reward/format_penalty":             3 * 5 * -0.1 / 4, // 3 babblers × 5 turns
