@@ -82,7 +82,7 @@ train: build
 		bin/ragen train --config configs/$(ENV).yaml --model "$(MODEL)"; \
 	fi
 
-# make train-long: the long real-model job (about 1 h 45 min on 2 cores):
+# make train-long: the long real-model job (1 h 32 min on 2 cores):
 # SmolLM2-135M-Instruct on SimpleSokoban with <think>, warm-started on
 # solver demonstrations, then 16 StarPO-S steps, validated before and after
 # each stage (configs/smollm2-sokoban.yaml; runs/smollm2-sokoban).
