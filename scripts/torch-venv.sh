@@ -14,7 +14,7 @@ if ! have; then
 	command -v python3 >/dev/null || { echo "torch-venv: python3 not found; install Python with venv and pip" >&2; exit 1; }
 	echo "torch-venv: installing torch==$v into $venv (with its CUDA libraries, a few GB)" >&2
 	python3 -m venv "$venv" >&2
-	"$venv/bin/pip" install -q --disable-pip-version-check "torch==$v" >&2 ||
+	"$venv/bin/pip" install -q --disable-pip-version-check --no-cache-dir "torch==$v" >&2 ||
 		{ echo "torch-venv: pip could not install torch==$v for $(python3 --version 2>&1); see 'pip index versions torch'" >&2; exit 1; }
 	have || { echo "torch-venv: $venv/bin/python does not import torch $v after installing it" >&2; exit 1; }
 fi
