@@ -19,6 +19,9 @@ static int blas_set_threads(int n) {
 	set(n);
 	return 1;
 }
+static int blas_is_openblas(void) {
+	return dlsym(RTLD_DEFAULT, "openblas_set_num_threads") != 0;
+}
 static int blas_get_threads(void) {
 	int (*get)(void) = (int (*)(void))dlsym(RTLD_DEFAULT, "openblas_get_num_threads");
 	return get ? get() : -1;
@@ -44,12 +47,10 @@ type Threads struct {
 // its single pool gets the same cores.
 func (t Threads) Cores() int { return max(t.Torch, t.BLAS) }
 
-// ConfigureThreads sets the thread counts once at start-up. On the CPU the
-// defaults are deliberate: measured on 2-core machines, an fp32 GEMM ran
-// fastest with OpenMP at 1 thread and OpenBLAS at all cores (368 GFLOP/s
-// against 312 when both pools spin on the same cores). $RAGEN_TORCH_THREADS
-// and $RAGEN_BLAS_THREADS override them; on a GPU the torch pool keeps all
-// cores. The ranks of a job on one machine ($LOCAL_WORLD_SIZE) split them.
+// ConfigureThreads sets the thread counts once at start-up (defaultThreads
+// gives the defaults). $RAGEN_TORCH_THREADS and $RAGEN_BLAS_THREADS override
+// them. The ranks of a job on one machine ($LOCAL_WORLD_SIZE) split the
+// cores.
 func ConfigureThreads(gpu bool) (Threads, error) {
 	cores := runtime.NumCPU()
 	// Several ranks of a data-parallel job on one machine share its cores
@@ -57,10 +58,7 @@ func ConfigureThreads(gpu bool) (Threads, error) {
 	if n, err := envInt("LOCAL_WORLD_SIZE", 1); err == nil && n > 1 {
 		cores = max(1, cores/n)
 	}
-	torchN, blasN := 1, cores
-	if gpu {
-		torchN = cores
-	}
+	torchN, blasN := defaultThreads(cores, gpu, C.blas_is_openblas() != 0)
 	var err error
 	if torchN, err = envInt("RAGEN_TORCH_THREADS", torchN); err != nil {
 		return Threads{}, err
@@ -71,6 +69,20 @@ func ConfigureThreads(gpu bool) (Threads, error) {
 	C.at_set_num_threads(C.int(torchN))
 	C.blas_set_threads(C.int(blasN))
 	return CurrentThreads(), nil
+}
+
+// defaultThreads splits cores between libtorch's OpenMP pool and
+// OpenBLAS's. With OpenBLAS as the BLAS (Debian's libtorch) on the CPU,
+// OpenMP keeps 1 thread and OpenBLAS takes every core: measured on 2-core
+// machines, an fp32 GEMM ran fastest so (368 GFLOP/s against 312 when both
+// pools spin on the same cores). Without OpenBLAS (PyPI's libtorch, whose
+// MKL runs on the OpenMP pool), and on a GPU, the OpenMP pool takes every
+// core; blas is then unused.
+func defaultThreads(cores int, gpu, openblas bool) (torch, blas int) {
+	if gpu || !openblas {
+		return cores, cores
+	}
+	return 1, cores
 }
 
 // CurrentThreads reads the thread counts in force.
