@@ -166,6 +166,7 @@ type Backbone struct {
 	Device gotch.Device
 	LoRA   LoRAOptions // the adapters' settings (AddLoRA); rank 0: none
 	shared bool        // the weights belong to another model (shareBase): Drop frees only the adapters
+	row    *rowTable   // the layers laid out for single-row decoding steps (rowstep.go)
 }
 
 // Inputs is one forward pass's input: T new tokens per sequence.
@@ -185,8 +186,10 @@ func (m *Backbone) Forward(in Inputs, cache *Cache) *ts.Tensor {
 	cos, sin := m.Rotary.CosSin(in.Positions, m.DType)         // [B, T, 1, hd]
 	s.Keep(cos)
 	s.Keep(sin)
-	for i := range m.Layers {
-		x = s.Keep(m.Layers[i].Forward(x, cos, sin, in.Bias, cache.layer(i), start))
+	if !m.rowStep(x, cos, sin, in.Bias, cache, start) {
+		for i := range m.Layers {
+			x = s.Keep(m.Layers[i].Forward(x, cos, sin, in.Bias, cache.layer(i), start))
+		}
 	}
 	done()
 	return m.Norm.Forward(x)

@@ -47,3 +47,13 @@ func SetGradEnabled(on bool) (prev bool, err error) {
 	}
 	return false, fmt.Errorf("switching autograd: unexpected result")
 }
+
+// GradEnabled reports this thread's autograd mode (call it on a locked
+// thread, as every libtorch call here is).
+func GradEnabled() (bool, error) {
+	on, err := SetGradEnabled(false)
+	if err == nil && on {
+		_, err = SetGradEnabled(true)
+	}
+	return on, err
+}

@@ -1,0 +1,107 @@
+// Package cpurow runs one decoding step of a Llama/Qwen2 decoder stack for
+// a single sequence in fp32 on the CPU, as a few plain loops and BLAS
+// matrix-vector products over the weights' own memory.
+//
+// Decoding one token at batch 1 reads every weight once, and the products
+// that do so take about half of its time through libtorch's eager ops; the
+// other half is the about 74 eager ops a layer creates around them (norms,
+// rotary, reshapes, the attention's views), each a few microseconds of
+// dispatch and allocation (docs/benchmarks.md, "The levers, measured").
+// This step keeps the products (the same cblas_sgemv libtorch's mv calls)
+// and does the rest in one call. model.Backbone takes it for a batch-1,
+// fp32, no-grad decoding step on the CPU, and checks it against the eager
+// layers in its tests.
+package cpurow
+
+/*
+#cgo CFLAGS: -O2
+#cgo LDFLAGS: -ldl -lm
+#include "cpurow.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"sync"
+	"unsafe"
+)
+
+// Proj is a linear map y = W·x + b: W [out, in] row-major, B [out] or nil.
+type Proj struct {
+	W, B unsafe.Pointer
+}
+
+// Layer is one decoder layer's weights and its key and value caches
+// [nKV, Cap, hd], all fp32 and contiguous, in C memory (libtorch's).
+type Layer struct {
+	InNorm, PostNorm           unsafe.Pointer
+	Q, K, V, O, Gate, Up, Down Proj
+	KCache, VCache             unsafe.Pointer
+}
+
+// Shape is the stack's shape.
+type Shape struct {
+	D, NHeads, NKVHeads, HeadDim, Inter, Cap int64
+	Eps                                      float32
+}
+
+var (
+	initOnce sync.Once
+	haveBLAS bool
+)
+
+// Available reports whether the BLAS libtorch loaded exports cblas_sgemv
+// (Debian's OpenBLAS does); without it the step cannot run.
+func Available() bool {
+	initOnce.Do(func() { haveBLAS = C.cpurow_init() != 0 })
+	return haveBLAS
+}
+
+func proj(p Proj) C.cpurow_proj {
+	return C.cpurow_proj{w: (*C.float)(p.W), b: (*C.float)(p.B)}
+}
+
+// Table is the layers in the C layout, built once per set of weights.
+type Table struct {
+	layers []C.cpurow_layer
+}
+
+// NewTable lays the layers out for Step.
+func NewTable(layers []Layer) *Table {
+	t := &Table{layers: make([]C.cpurow_layer, len(layers))}
+	for i, l := range layers {
+		t.layers[i] = C.cpurow_layer{
+			in_norm: (*C.float)(l.InNorm), post_norm: (*C.float)(l.PostNorm),
+			q: proj(l.Q), k: proj(l.K), v: proj(l.V), o: proj(l.O),
+			gate: proj(l.Gate), up: proj(l.Up), down: proj(l.Down),
+			kcache: (*C.float)(l.KCache), vcache: (*C.float)(l.VCache),
+		}
+	}
+	return t
+}
+
+// SetCache points layer i at its key and value caches.
+func (t *Table) SetCache(i int, k, v unsafe.Pointer) {
+	t.layers[i].kcache, t.layers[i].vcache = (*C.float)(k), (*C.float)(v)
+}
+
+// Step runs the layers on the hidden state x [D] in place for the token
+// at position pos: its keys and values go to column pos of each cache,
+// and it attends over columns [0, pos] with the additive bias [pos+1].
+// cos and sin [HeadDim] are the token's rotary angles. The caller checks
+// shapes, dtypes and contiguity; Available must be true.
+func Step(sh Shape, t *Table, x, cos, sin, bias unsafe.Pointer, pos int64) error {
+	if len(t.layers) == 0 {
+		return nil
+	}
+	cs := C.cpurow_shape{
+		d: C.int64_t(sh.D), n_heads: C.int64_t(sh.NHeads), n_kv_heads: C.int64_t(sh.NKVHeads),
+		head_dim: C.int64_t(sh.HeadDim), inter: C.int64_t(sh.Inter), cap: C.int64_t(sh.Cap),
+		eps: C.float(sh.Eps),
+	}
+	if C.cpurow_step(&cs, &t.layers[0], C.int(len(t.layers)), (*C.float)(x),
+		(*C.float)(cos), (*C.float)(sin), (*C.float)(bias), C.int64_t(pos)) != 0 {
+		return errors.New("cpurow: out of memory for a decoding step's scratch")
+	}
+	return nil
+}
