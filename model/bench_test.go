@@ -221,3 +221,55 @@ func trainStep(b *testing.B, m *CausalLM, B, T, n int) {
 		}
 	}
 }
+
+// BenchmarkEagerOp is what one eager libtorch op costs through gotch on a
+// decoding-sized row (SmolLM2's 576), its result freed: the unit of the
+// work between the products of a decoded token (docs/benchmarks.md, "The
+// levers, measured").
+func BenchmarkEagerOp(b *testing.B) {
+	x := ts.MustOnes([]int64{1, 1, 576}, gotch.Float, gotch.CPU)
+	defer x.MustDrop()
+	b.Run("view", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.MustView([]int64{576}, false).MustDrop()
+		}
+	})
+	b.Run("add", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			x.MustAddScalar(ts.FloatScalar(1), false).MustDrop()
+		}
+	})
+}
+
+// BenchmarkDecodeTensors counts the tensors one decoded token creates on
+// SmolLM2-135M-Instruct (make deps fetches it), batch 1, through the eager
+// layers and through the single-row step (rowstep.go): the eager ops per
+// token, reported as tensors/token.
+func BenchmarkDecodeTensors(b *testing.B) {
+	const gguf = "../.cache/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+	m, err := LoadCausalLM(gguf, Options{Device: gotch.CPU, DType: gotch.Float})
+	if err != nil {
+		b.Skipf("%s: %v (make deps fetches it)", gguf, err)
+	}
+	defer m.Drop()
+	gen := func(n int) int64 {
+		c0 := ts.TensorCount
+		if _, err := m.Generate([][]int{{1, 2, 3, 4}}, GenerateOptions{MaxNewTokens: n, Seed: 1}); err != nil {
+			b.Fatal(err)
+		}
+		return ts.TensorCount - c0
+	}
+	for _, row := range []bool{false, true} {
+		name := map[bool]string{false: "eager", true: "row"}[row]
+		b.Run(name, func(b *testing.B) {
+			var perTok float64
+			withRowSteps(row, func() {
+				for i := 0; i < b.N; i++ {
+					short, long := gen(2), gen(12)
+					perTok = float64(long-short) / 10
+				}
+			})
+			b.ReportMetric(perTok, "tensors/token")
+		})
+	}
+}
