@@ -114,7 +114,7 @@ class Engine:
 def main():
     req = json.loads(sys.stdin.read())
     rng = np.random.default_rng(req.get("seed", 0))
-    pre, dec = req.get("prefill", []), req.get("decode", [])
+    pre, dec = req.get("prefill") or [], req.get("decode") or []  # Go sends null for a part not run
     max_batch = max([m["batch"] for m in pre + dec] or [1])
     max_tokens = max([m["tokens"] for m in pre] + [m["prompt"] + m["new"] for m in dec] or [1])
     kv = {"f32": GGML_TYPE_F32, "f16": GGML_TYPE_F16}[req.get("kv", "f32")]
