@@ -2,6 +2,7 @@ package model
 
 import (
 	"os"
+	"slices"
 	"unsafe"
 
 	"github.com/sugarme/gotch"
@@ -80,7 +81,7 @@ func (m *Backbone) rowLayers() *cpurow.Table {
 			from = append(from, p.lin.Weight, p.lin.Bias)
 		}
 	}
-	if r := m.row; r != nil && samePointers(r.from, from) {
+	if r := m.row; r != nil && slices.Equal(r.from, from) {
 		return r.table
 	}
 	eps := m.Layers[0].InputNorm.Eps
@@ -133,26 +134,5 @@ func rowData(t *ts.Tensor) (unsafe.Pointer, bool) {
 
 // shaped reports whether t is a contiguous fp32 tensor of exactly this shape.
 func shaped(t *ts.Tensor, shape ...int64) bool {
-	sh := size(t)
-	if len(sh) != len(shape) {
-		return false
-	}
-	for i := range sh {
-		if sh[i] != shape[i] {
-			return false
-		}
-	}
-	return t.DType() == gotch.Float && t.MustIsContiguous()
-}
-
-func samePointers(a, b []*ts.Tensor) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
+	return slices.Equal(size(t), shape) && t.DType() == gotch.Float && t.MustIsContiguous()
 }
