@@ -12,7 +12,7 @@ import (
 	"github.com/ragen-go/ragen/internal/torchrt"
 )
 
-// rowSteps switches the single-row decoding step (cpurow) on; tests and
+// rowSteps switches the row decoding step (cpurow) on; tests and
 // $RAGEN_EAGER_DECODE=1 (for benchmarks against the eager layers) switch
 // it off.
 var rowSteps = os.Getenv("RAGEN_EAGER_DECODE") != "1"
@@ -28,19 +28,20 @@ type rowTable struct {
 	table *cpurow.Table
 }
 
-// rowStep runs the decoder layers of Backbone.Forward on x [1, 1, d] in
+// rowStep runs the decoder layers of Backbone.Forward on x [B, 1, d] in
 // place, in one cpurow call, when this is a decoding step it can take:
-// one token of one sequence with a KV cache, fp32 on the CPU, autograd
+// one new token per sequence with a KV cache, fp32 on the CPU, autograd
 // off, no LoRA adapter, every tensor contiguous, and a BLAS that exports
-// cblas_sgemv. It reports whether it did; otherwise the eager layers run.
+// cblas_sgemv and cblas_sgemm. It reports whether it did; otherwise the
+// eager layers run.
 // The math is the eager layers' (TestRowStepMatchesEagerLayers).
 func (m *Backbone) rowStep(x, cos, sin, bias *ts.Tensor, cache *Cache, start int64) bool {
 	if !rowSteps || cache == nil || cache.static() || m.DType != gotch.Float || m.Device.IsCuda() ||
 		len(m.Layers) == 0 || !cpurow.Available() {
 		return false
 	}
-	d, hd, S := int64(m.Cfg.HiddenSize), int64(m.Cfg.HeadDimension()), start+1
-	if !shaped(x, 1, 1, d) || !shaped(cos, 1, 1, 1, hd) || !shaped(sin, 1, 1, 1, hd) || !shaped(bias, 1, 1, 1, S) {
+	d, hd, S, B := int64(m.Cfg.HiddenSize), int64(m.Cfg.HeadDimension()), start+1, size(x)[0]
+	if !shaped(x, B, 1, d) || !shaped(cos, B, 1, 1, hd) || !shaped(sin, B, 1, 1, hd) || !shaped(bias, B, 1, 1, S) {
 		return false
 	}
 	if on, err := torchrt.GradEnabled(); err != nil || on {
@@ -56,12 +57,12 @@ func (m *Backbone) rowStep(x, cos, sin, bias *ts.Tensor, cache *Cache, start int
 	for i := range m.Layers {
 		l := cache.layer(i)
 		sh.Cap = size(l.K)[2]
-		if !shaped(l.K, 1, a.NKVHeads, sh.Cap, hd) || !shaped(l.V, 1, a.NKVHeads, sh.Cap, hd) || S > sh.Cap {
+		if !shaped(l.K, B, a.NKVHeads, sh.Cap, hd) || !shaped(l.V, B, a.NKVHeads, sh.Cap, hd) || S > sh.Cap {
 			return false
 		}
 		t.SetCache(i, l.K.MustDataPtr(), l.V.MustDataPtr())
 	}
-	check(cpurow.Step(sh, t, x.MustDataPtr(), cos.MustDataPtr(), sin.MustDataPtr(), bias.MustDataPtr(), start))
+	check(cpurow.Step(sh, t, B, x.MustDataPtr(), cos.MustDataPtr(), sin.MustDataPtr(), bias.MustDataPtr(), start))
 	rowStepsTaken++
 	return true
 }

@@ -1,16 +1,15 @@
-// Package cpurow runs one decoding step of a Llama/Qwen2 decoder stack for
-// a single sequence in fp32 on the CPU, as a few plain loops and BLAS
-// matrix-vector products over the weights' own memory.
+// Package cpurow runs one decoding step of a Llama/Qwen2 decoder stack, a
+// new token for each sequence (row) of a batch, in fp32 on the CPU, as a
+// few plain loops and BLAS products over the weights' own memory.
 //
-// Decoding one token at batch 1 reads every weight once, and the products
-// that do so take about half of its time through libtorch's eager ops; the
-// other half is the about 74 eager ops a layer creates around them (norms,
-// rotary, reshapes, the attention's views), each a few microseconds of
-// dispatch and allocation (docs/benchmarks.md, "The levers, measured").
-// This step keeps the products (the same cblas_sgemv libtorch's mv calls)
-// and does the rest in one call. model.Backbone takes it for a batch-1,
-// fp32, no-grad decoding step on the CPU, and checks it against the eager
-// layers in its tests.
+// A decoding step through libtorch's eager ops creates about 74 tensors a
+// layer around its products (norms, rotary, reshapes, the attention's
+// views), each a few microseconds of dispatch and allocation: at batch 1
+// that was half of a token's time (docs/benchmarks.md, "The levers,
+// measured"). This step keeps the products (the cblas_sgemv and
+// cblas_sgemm libtorch's own calls reach) and does the rest in one call.
+// model.Backbone takes it for a no-grad fp32 decoding step on the CPU,
+// and its tests check it against the eager layers.
 package cpurow
 
 /*
@@ -32,7 +31,7 @@ type Proj struct {
 }
 
 // Layer is one decoder layer's weights and its key and value caches
-// [nKV, Cap, hd], all fp32 and contiguous, in C memory (libtorch's).
+// [rows, nKV, Cap, hd], all fp32 and contiguous, in C memory (libtorch's).
 type Layer struct {
 	InNorm, PostNorm           unsafe.Pointer
 	Q, K, V, O, Gate, Up, Down Proj
@@ -51,7 +50,8 @@ var (
 )
 
 // Available reports whether the BLAS libtorch loaded exports cblas_sgemv
-// (Debian's OpenBLAS does); without it the step cannot run.
+// and cblas_sgemm (Debian's OpenBLAS does); without them the step cannot
+// run.
 func Available() bool {
 	initOnce.Do(func() { haveBLAS = C.cpurow_init() != 0 })
 	return haveBLAS
@@ -85,12 +85,13 @@ func (t *Table) SetCache(i int, k, v unsafe.Pointer) {
 	t.layers[i].kcache, t.layers[i].vcache = (*C.float)(k), (*C.float)(v)
 }
 
-// Step runs the layers on the hidden state x [D] in place for the token
-// at position pos: its keys and values go to column pos of each cache,
-// and it attends over columns [0, pos] with the additive bias [pos+1].
-// cos and sin [HeadDim] are the token's rotary angles. The caller checks
-// shapes, dtypes and contiguity; Available must be true.
-func Step(sh Shape, t *Table, x, cos, sin, bias unsafe.Pointer, pos int64) error {
+// Step runs the layers on the hidden states x [rows, D] in place, one
+// new token per sequence, all at position pos of the caches: the keys and
+// values go to column pos, and each row attends over columns [0, pos]
+// with its additive bias, bias [rows, pos+1]. cos and sin [rows, HeadDim]
+// are the tokens' rotary angles. The caller checks shapes, dtypes and
+// contiguity; Available must be true.
+func Step(sh Shape, t *Table, rows int64, x, cos, sin, bias unsafe.Pointer, pos int64) error {
 	if len(t.layers) == 0 {
 		return nil
 	}
@@ -99,7 +100,7 @@ func Step(sh Shape, t *Table, x, cos, sin, bias unsafe.Pointer, pos int64) error
 		head_dim: C.int64_t(sh.HeadDim), inter: C.int64_t(sh.Inter), cap: C.int64_t(sh.Cap),
 		eps: C.float(sh.Eps),
 	}
-	if C.cpurow_step(&cs, &t.layers[0], C.int(len(t.layers)), (*C.float)(x),
+	if C.cpurow_step(&cs, &t.layers[0], C.int(len(t.layers)), C.int64_t(rows), (*C.float)(x),
 		(*C.float)(cos), (*C.float)(sin), (*C.float)(bias), C.int64_t(pos)) != 0 {
 		return errors.New("cpurow: out of memory for a decoding step's scratch")
 	}

@@ -1,5 +1,5 @@
-// One decoding step of a pre-norm Llama/Qwen2 decoder stack for one
-// sequence, fp32, over the weights' own memory (cpurow.go explains why).
+// One decoding step of a pre-norm Llama/Qwen2 decoder stack, one token
+// per sequence, fp32, over the weights' own memory (cpurow.go explains why).
 #ifndef RAGEN_CPUROW_H
 #define RAGEN_CPUROW_H
 
@@ -25,16 +25,18 @@ typedef struct {
 	float eps;
 } cpurow_shape;
 
-// cpurow_init resolves cblas_sgemv in the BLAS that libtorch loaded; 0 when
+// cpurow_init resolves cblas_sgemv and cblas_sgemm in the BLAS that libtorch loaded; 0 when
 // there is none to call.
 int cpurow_init(void);
 
-// cpurow_step runs the n layers on the hidden state x [d] in place, for the
-// token at position pos: its keys and values go to column pos of each
-// cache, and it attends over columns [0, pos] with the additive bias
-// [pos+1]. cos and sin [hd] are its rotary angles. Returns 0, or -1 when
-// scratch memory could not be allocated.
-int cpurow_step(const cpurow_shape *sh, const cpurow_layer *layers, int n, float *x,
-                const float *cos, const float *sin, const float *bias, int64_t pos);
+// cpurow_step runs the n layers on the hidden states x [rows, d] in
+// place, one new token per sequence (row), all at position pos of the
+// caches, whose rows are the sequences [rows, nKV, cap, hd]: the keys and
+// values go to column pos, and each row attends over columns [0, pos]
+// with its additive bias, bias [rows, pos+1]. cos and sin [rows, hd] are
+// the tokens' rotary angles. Returns 0, or -1 when scratch memory could
+// not be allocated.
+int cpurow_step(const cpurow_shape *sh, const cpurow_layer *layers, int n, int64_t rows,
+                float *x, const float *cos, const float *sin, const float *bias, int64_t pos);
 
 #endif
