@@ -77,3 +77,21 @@ func TestRowStepMatchesEagerLayers(t *testing.T) {
 		}
 	}
 }
+
+// A model with LoRA adapters decodes through the eager layers, which add
+// the adapters' term; the row step would leave it out.
+func TestRowStepSkipsAdapters(t *testing.T) {
+	dir, _ := writeTiny(t, false, 0)
+	m := loadTiny(t, dir)
+	if err := m.AddLoRA(loraTest(1)); err != nil {
+		t.Fatal(err)
+	}
+	n := withRowSteps(true, func() {
+		if _, err := m.Generate([][]int{testSeqs[0]}, GenerateOptions{MaxNewTokens: 4}); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n != 0 {
+		t.Fatalf("%d decoding steps of a LoRA model took the row step", n)
+	}
+}
