@@ -52,12 +52,15 @@ func (m *Backbone) rowStep(x, cos, sin, bias *ts.Tensor, cache *Cache, start int
 		return false
 	}
 	a := m.Layers[0].Attn
+	// One capacity serves every layer's cache in cpurow: each must have it.
 	sh := cpurow.Shape{D: d, NHeads: a.NHeads, NKVHeads: a.NKVHeads, HeadDim: hd,
-		Inter: int64(m.Cfg.IntermediateSize), Eps: float32(m.Layers[0].InputNorm.Eps)}
+		Inter: int64(m.Cfg.IntermediateSize), Cap: size(cache.layer(0).K)[2], Eps: float32(m.Layers[0].InputNorm.Eps)}
+	if S > sh.Cap {
+		return false
+	}
 	for i := range m.Layers {
 		l := cache.layer(i)
-		sh.Cap = size(l.K)[2]
-		if !shaped(l.K, B, a.NKVHeads, sh.Cap, hd) || !shaped(l.V, B, a.NKVHeads, sh.Cap, hd) || S > sh.Cap {
+		if !shaped(l.K, B, a.NKVHeads, sh.Cap, hd) || !shaped(l.V, B, a.NKVHeads, sh.Cap, hd) {
 			return false
 		}
 		t.SetCache(i, l.K.MustDataPtr(), l.V.MustDataPtr())
