@@ -30,12 +30,11 @@ type Proj struct {
 	W, B unsafe.Pointer
 }
 
-// Layer is one decoder layer's weights and its key and value caches
-// [rows, nKV, Cap, hd], all fp32 and contiguous, in C memory (libtorch's).
+// Layer is one decoder layer's weights, all fp32 and contiguous, in C
+// memory (libtorch's). Its caches are set per step (Table.SetCache).
 type Layer struct {
 	InNorm, PostNorm           unsafe.Pointer
 	Q, K, V, O, Gate, Up, Down Proj
-	KCache, VCache             unsafe.Pointer
 }
 
 // Shape is the stack's shape.
@@ -74,13 +73,13 @@ func NewTable(layers []Layer) *Table {
 			in_norm: (*C.float)(l.InNorm), post_norm: (*C.float)(l.PostNorm),
 			q: proj(l.Q), k: proj(l.K), v: proj(l.V), o: proj(l.O),
 			gate: proj(l.Gate), up: proj(l.Up), down: proj(l.Down),
-			kcache: (*C.float)(l.KCache), vcache: (*C.float)(l.VCache),
 		}
 	}
 	return t
 }
 
-// SetCache points layer i at its key and value caches.
+// SetCache points layer i at its key and value caches [rows, nKV, Cap, hd],
+// fp32 and contiguous.
 func (t *Table) SetCache(i int, k, v unsafe.Pointer) {
 	t.layers[i].kcache, t.layers[i].vcache = (*C.float)(k), (*C.float)(v)
 }
